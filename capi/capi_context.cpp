@@ -1,0 +1,60 @@
+// Contexts: creation, release, synchronisation and statistics.
+#include "capi/capi_common.hpp"
+
+using namespace npvk;
+
+extern "C" {
+
+NPVK_API npvk_status npvk_context_create(const npvk_context_options *options, npvk_context *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    std::shared_ptr<Context> ctx = Context::create(options);
+    out->id = handle_add(HandleKind::Context, ctx);
+  });
+}
+
+NPVK_API npvk_status npvk_context_release(npvk_context h) {
+  return guarded([&] {
+    auto ctx = std::static_pointer_cast<Context>(handle_remove(HandleKind::Context, h.id));
+    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ctx->release();
+  });
+}
+
+NPVK_API npvk_status npvk_context_device_info(npvk_context h, npvk_device_info *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    auto ctx = get_context(h);
+    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ctx->check_usable();
+    copy_sized(out, ctx->device_info());
+  });
+}
+
+NPVK_API npvk_status npvk_sync(npvk_context h) {
+  return guarded([&] {
+    auto ctx = get_context(h);
+    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ctx->check_usable();
+    ctx->flush();
+  });
+}
+
+NPVK_API npvk_status npvk_context_get_stats(npvk_context h, npvk_stats *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    auto ctx = get_context(h);
+    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    copy_sized(out, ctx->stats());
+  });
+}
+
+NPVK_API npvk_status npvk_context_reset_stats(npvk_context h) {
+  return guarded([&] {
+    auto ctx = get_context(h);
+    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ctx->reset_stats();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,397 @@
+/*
+ * npvk.h - the stable C ABI of the npvk runtime.
+ *
+ * Conventions (one everywhere, after ArrayFire's):
+ *   - Every function returns an npvk_status; results come back through the last
+ *     pointer arguments (`out`). On failure nothing is written to `out`, and
+ *     npvk_last_error_message() explains the failure on the calling thread.
+ *   - Handles are opaque 64-bit values. A handle that was released, never
+ *     created, or belongs to another kind of object is reported as
+ *     NPVK_ERR_INVALID_HANDLE; it never crashes. Handle values are never reused.
+ *   - Only plain C types cross the boundary. Structs that may grow carry their
+ *     own size in `struct_size`, so old callers keep working.
+ *   - All functions are thread-safe. Work on one context is serialised.
+ *
+ * Semantics follow NumPy: an opcode with its operand dtypes names one NumPy
+ * ufunc inner loop (for example NPVK_OP_ADD on two float64 views is NumPy's
+ * "dd->d" loop of np.add), and produces the same bits NumPy's loop produces,
+ * within the tolerances documented in docs/ops.md.
+ *
+ * Work is lazy: npvk_apply records an operation and returns. Recorded work runs
+ * at a flush: npvk_sync, npvk_buffer_sync, npvk_buffer_read, or when the queue
+ * is long. Errors of the recorded work itself (device lost, out of device
+ * memory) are reported by the call that flushes.
+ */
+#ifndef NPVK_NPVK_H
+#define NPVK_NPVK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define NPVK_API __declspec(dllexport)
+#else
+#define NPVK_API __attribute__((visibility("default")))
+#endif
+
+/* Bumped only on an incompatible change; additions keep the version. */
+#define NPVK_ABI_VERSION 1
+/* The largest rank a view may have (NumPy 1.x's NPY_MAXDIMS). */
+#define NPVK_MAX_DIMS 32
+
+typedef enum npvk_status {
+  NPVK_SUCCESS = 0,
+  NPVK_ERR_INVALID_ARGUMENT = 1, /* a null pointer, a bad flag, an unaligned view */
+  NPVK_ERR_INVALID_HANDLE = 2,   /* released, unknown or wrong kind of handle */
+  NPVK_ERR_BAD_DTYPE = 3,        /* not a dtype, or no loop of the op for these dtypes */
+  NPVK_ERR_SHAPE_MISMATCH = 4,   /* operands do not broadcast to the output shape */
+  NPVK_ERR_OUT_OF_BOUNDS = 5,    /* a view reaches outside its buffer */
+  NPVK_ERR_UNSUPPORTED = 6,      /* declared but not implemented, or the device lacks it */
+  NPVK_ERR_NO_DEVICE = 7,        /* no Vulkan driver, or no device matches NPVK_DEVICE */
+  NPVK_ERR_OUT_OF_HOST_MEMORY = 8,
+  NPVK_ERR_OUT_OF_DEVICE_MEMORY = 9,
+  NPVK_ERR_DEVICE_LOST = 10, /* the context is unusable; release it and create another */
+  NPVK_ERR_COMPILE = 11,     /* a kernel failed to compile (a bug in npvk: please report) */
+  NPVK_ERR_VULKAN = 12,      /* another Vulkan failure; the message names the call */
+  NPVK_ERR_INTERNAL = 13     /* a bug in npvk; the message says where */
+} npvk_status;
+
+typedef enum npvk_dtype {
+  NPVK_BOOL = 0, /* one byte, 0 or 1, like NumPy's bool_ */
+  NPVK_INT8 = 1,
+  NPVK_INT16 = 2,
+  NPVK_INT32 = 3,
+  NPVK_INT64 = 4,
+  NPVK_UINT8 = 5,
+  NPVK_UINT16 = 6,
+  NPVK_UINT32 = 7,
+  NPVK_UINT64 = 8,
+  NPVK_FLOAT16 = 9, /* declared; operations on it return NPVK_ERR_UNSUPPORTED for now */
+  NPVK_FLOAT32 = 10,
+  NPVK_FLOAT64 = 11,
+  NPVK_DTYPE_COUNT = 12
+} npvk_dtype;
+
+/*
+ * One opcode per NumPy elementwise ufunc, plus WHERE (np.where) and CAST
+ * (astype with casting='unsafe', C conversion rules). Values are stable.
+ * npvk_op_info() tells the arity; npvk_op_supported() whether a loop exists.
+ */
+typedef enum npvk_op {
+  /* arithmetic */
+  NPVK_OP_ADD = 0,
+  NPVK_OP_SUBTRACT = 1,
+  NPVK_OP_MULTIPLY = 2,
+  NPVK_OP_TRUE_DIVIDE = 3,
+  NPVK_OP_FLOOR_DIVIDE = 4,
+  NPVK_OP_REMAINDER = 5,
+  NPVK_OP_FMOD = 6,
+  NPVK_OP_DIVMOD = 7, /* two outputs */
+  NPVK_OP_NEGATIVE = 8,
+  NPVK_OP_POSITIVE = 9,
+  NPVK_OP_ABSOLUTE = 10,
+  NPVK_OP_FABS = 11,
+  NPVK_OP_SIGN = 12,
+  NPVK_OP_HEAVISIDE = 13,
+  NPVK_OP_RECIPROCAL = 14,
+  NPVK_OP_SQUARE = 15,
+  NPVK_OP_SQRT = 16,
+  NPVK_OP_CBRT = 17,
+  NPVK_OP_POWER = 18,
+  NPVK_OP_FLOAT_POWER = 19,
+  NPVK_OP_CONJUGATE = 20,
+  /* exponentials and logarithms */
+  NPVK_OP_EXP = 21,
+  NPVK_OP_EXP2 = 22,
+  NPVK_OP_EXPM1 = 23,
+  NPVK_OP_LOG = 24,
+  NPVK_OP_LOG2 = 25,
+  NPVK_OP_LOG10 = 26,
+  NPVK_OP_LOG1P = 27,
+  NPVK_OP_LOGADDEXP = 28,
+  NPVK_OP_LOGADDEXP2 = 29,
+  /* trigonometric and hyperbolic */
+  NPVK_OP_SIN = 30,
+  NPVK_OP_COS = 31,
+  NPVK_OP_TAN = 32,
+  NPVK_OP_ARCSIN = 33,
+  NPVK_OP_ARCCOS = 34,
+  NPVK_OP_ARCTAN = 35,
+  NPVK_OP_ARCTAN2 = 36,
+  NPVK_OP_HYPOT = 37,
+  NPVK_OP_SINH = 38,
+  NPVK_OP_COSH = 39,
+  NPVK_OP_TANH = 40,
+  NPVK_OP_ARCSINH = 41,
+  NPVK_OP_ARCCOSH = 42,
+  NPVK_OP_ARCTANH = 43,
+  NPVK_OP_DEG2RAD = 44,
+  NPVK_OP_RAD2DEG = 45,
+  /* rounding and floating-point functions */
+  NPVK_OP_RINT = 46,
+  NPVK_OP_FLOOR = 47,
+  NPVK_OP_CEIL = 48,
+  NPVK_OP_TRUNC = 49,
+  NPVK_OP_COPYSIGN = 50,
+  NPVK_OP_NEXTAFTER = 51,
+  NPVK_OP_SPACING = 52,
+  NPVK_OP_LDEXP = 53,
+  NPVK_OP_FREXP = 54, /* two outputs */
+  NPVK_OP_MODF = 55,  /* two outputs */
+  NPVK_OP_ISNAN = 56,
+  NPVK_OP_ISINF = 57,
+  NPVK_OP_ISFINITE = 58,
+  NPVK_OP_SIGNBIT = 59,
+  /* integer functions */
+  NPVK_OP_GCD = 60,
+  NPVK_OP_LCM = 61,
+  NPVK_OP_LEFT_SHIFT = 62,
+  NPVK_OP_RIGHT_SHIFT = 63,
+  NPVK_OP_BITWISE_AND = 64,
+  NPVK_OP_BITWISE_OR = 65,
+  NPVK_OP_BITWISE_XOR = 66,
+  NPVK_OP_INVERT = 67,
+  /* logical */
+  NPVK_OP_LOGICAL_AND = 68,
+  NPVK_OP_LOGICAL_OR = 69,
+  NPVK_OP_LOGICAL_XOR = 70,
+  NPVK_OP_LOGICAL_NOT = 71,
+  /* comparison */
+  NPVK_OP_EQUAL = 72,
+  NPVK_OP_NOT_EQUAL = 73,
+  NPVK_OP_LESS = 74,
+  NPVK_OP_LESS_EQUAL = 75,
+  NPVK_OP_GREATER = 76,
+  NPVK_OP_GREATER_EQUAL = 77,
+  NPVK_OP_MAXIMUM = 78,
+  NPVK_OP_MINIMUM = 79,
+  NPVK_OP_FMAX = 80,
+  NPVK_OP_FMIN = 81,
+  NPVK_OP_CLIP = 82, /* three inputs: x, lo, hi */
+  /* not ufuncs */
+  NPVK_OP_WHERE = 83, /* three inputs: condition (bool), x, y */
+  NPVK_OP_CAST = 84,  /* one input of any dtype; output of any dtype */
+  NPVK_OP_COUNT = 85
+} npvk_op;
+
+/* Opaque handles. Zero is never a valid handle. */
+typedef struct npvk_context {
+  uint64_t id;
+} npvk_context;
+typedef struct npvk_buffer {
+  uint64_t id;
+} npvk_buffer;
+typedef struct npvk_view {
+  uint64_t id;
+} npvk_view;
+
+/* ---- errors and versions ---------------------------------------------- */
+
+/* NPVK_ABI_VERSION of the library that is loaded. */
+NPVK_API uint32_t npvk_abi_version(void);
+/* "MAJOR.MINOR.PATCH" of the library that is loaded. */
+NPVK_API const char *npvk_version_string(void);
+/* The message of the last failed call on this thread ("" if none). The pointer
+ * stays valid until the next npvk call on this thread. */
+NPVK_API const char *npvk_last_error_message(void);
+/* A short constant name for a status, e.g. "NPVK_ERR_BAD_DTYPE". */
+NPVK_API const char *npvk_status_string(npvk_status status);
+/* A dtype's NumPy name ("float64") and size in bytes. */
+NPVK_API npvk_status npvk_dtype_info(npvk_dtype dtype, const char **name, uint32_t *itemsize);
+
+/* ---- devices ----------------------------------------------------------- */
+
+typedef enum npvk_device_type {
+  NPVK_DEVICE_OTHER = 0,
+  NPVK_DEVICE_INTEGRATED_GPU = 1,
+  NPVK_DEVICE_DISCRETE_GPU = 2,
+  NPVK_DEVICE_VIRTUAL_GPU = 3,
+  NPVK_DEVICE_CPU = 4
+} npvk_device_type;
+
+typedef struct npvk_device_info {
+  uint32_t struct_size; /* set by the caller to sizeof(npvk_device_info) */
+  uint32_t index;
+  char name[256];
+  char driver_name[256];
+  char driver_info[256];
+  uint32_t type; /* npvk_device_type */
+  uint32_t vendor_id;
+  uint32_t device_id;
+  uint32_t api_version; /* VK_MAKE_API_VERSION packing */
+  uint8_t driver_uuid[16];
+  /* capabilities npvk uses; 1 = present */
+  uint8_t usable; /* has everything npvk needs (Vulkan 1.2, buffer device address, int64) */
+  uint8_t float64;
+  uint8_t float16;
+  uint8_t int64;
+  uint8_t int16;
+  uint8_t int8;
+  uint8_t storage8;
+  uint8_t storage16;
+  uint8_t buffer_device_address;
+  uint8_t host_memory_import;
+  uint8_t timestamps;
+  uint8_t unified_memory; /* every device-local heap is host-visible */
+  uint32_t max_push_constants_size;
+  uint32_t max_workgroup_invocations;
+  uint32_t max_workgroup_count_x;
+  uint32_t subgroup_size;
+  uint64_t max_memory_allocation_size;
+  uint64_t min_imported_host_pointer_alignment;
+  uint64_t device_local_bytes; /* size of the largest device-local heap */
+  double timestamp_period_ns;
+  char unusable_reason[256]; /* when usable == 0 */
+} npvk_device_info;
+
+/* Number of Vulkan physical devices. 0 (with NPVK_SUCCESS) when a loader exists
+ * but no driver; NPVK_ERR_NO_DEVICE when there is no Vulkan loader at all. */
+NPVK_API npvk_status npvk_device_count(uint32_t *out);
+NPVK_API npvk_status npvk_device_get_info(uint32_t index, npvk_device_info *out);
+/* The device a context would use: `selector` is an index or a case-insensitive
+ * name substring; NULL means the NPVK_DEVICE environment variable, and if that
+ * is unset: the first usable discrete GPU, then integrated, virtual, CPU. */
+NPVK_API npvk_status npvk_device_select(const char *selector, uint32_t *out);
+
+/* ---- contexts ---------------------------------------------------------- */
+
+typedef enum npvk_context_flags {
+  /* Enable VK_LAYER_KHRONOS_validation; messages are printed and counted in
+   * npvk_stats.validation_messages. NPVK_VALIDATION=1 has the same effect. */
+  NPVK_CONTEXT_VALIDATION = 1u << 0,
+  /* Neither read nor write the on-disk kernel cache. */
+  NPVK_CONTEXT_NO_DISK_CACHE = 1u << 1
+} npvk_context_flags;
+
+typedef struct npvk_context_options {
+  uint32_t struct_size; /* sizeof(npvk_context_options) */
+  uint32_t flags;       /* npvk_context_flags */
+  const char *device;   /* as npvk_device_select's selector; NULL for the default */
+  const char *cache_dir; /* NULL: $NPVK_CACHE_DIR, else $XDG_CACHE_HOME/npvk, else ~/.cache/npvk */
+} npvk_context_options;
+
+/* `options` may be NULL for all defaults. */
+NPVK_API npvk_status npvk_context_create(const npvk_context_options *options, npvk_context *out);
+/* Waits for pending work, then frees everything the context owns. Buffers and
+ * views of the context become invalid handles. */
+NPVK_API npvk_status npvk_context_release(npvk_context ctx);
+NPVK_API npvk_status npvk_context_device_info(npvk_context ctx, npvk_device_info *out);
+/* Runs all recorded work and waits for it. */
+NPVK_API npvk_status npvk_sync(npvk_context ctx);
+
+typedef struct npvk_stats {
+  uint32_t struct_size; /* sizeof(npvk_stats) */
+  uint32_t reserved;
+  uint64_t ops_recorded;
+  uint64_t flushes;      /* submissions */
+  uint64_t dispatches;
+  uint64_t barriers;     /* pipeline barriers recorded */
+  uint64_t kernels_compiled;    /* GLSL compiled to SPIR-V by shaderc */
+  uint64_t kernel_cache_hits;   /* kernels found in memory */
+  uint64_t disk_cache_hits;     /* SPIR-V found in the disk cache */
+  uint64_t disk_cache_rejects;  /* disk cache entries found corrupt and rebuilt */
+  uint64_t pipelines_created;
+  uint64_t bytes_to_device;
+  uint64_t bytes_to_host;
+  uint64_t validation_messages; /* only with validation enabled */
+  double device_seconds;        /* sum of timestamp-measured dispatch time */
+  double compile_seconds;       /* shaderc plus pipeline creation, host wall time */
+  double flush_seconds;         /* host wall time in flushes, waiting included */
+} npvk_stats;
+
+NPVK_API npvk_status npvk_context_get_stats(npvk_context ctx, npvk_stats *out);
+NPVK_API npvk_status npvk_context_reset_stats(npvk_context ctx);
+
+/* ---- buffers ----------------------------------------------------------- */
+
+/* Device memory of `size` bytes (device-local on a discrete GPU), zero-filled. */
+NPVK_API npvk_status npvk_buffer_create(npvk_context ctx, uint64_t size, npvk_buffer *out);
+/*
+ * Use `size` bytes of host memory at `host` as a buffer's storage. Where the
+ * device can import host memory (VK_EXT_external_memory_host) and `host` and
+ * `size` meet its alignment, the device works on those pages directly
+ * (zero-copy; see npvk_buffer_is_zero_copy). Otherwise npvk keeps a device copy
+ * and transfers through the host pages.
+ * Contract: between recording an operation on the buffer and the next
+ * npvk_buffer_sync (or npvk_sync), the host must not touch the memory. After a
+ * host write outside that window, call npvk_buffer_host_modified.
+ * The memory must outlive the buffer and every view of it.
+ */
+NPVK_API npvk_status npvk_buffer_wrap_host(npvk_context ctx, void *host, uint64_t size,
+                                           npvk_buffer *out);
+/* Drops the handle. The memory lives on until no view and no pending
+ * operation uses it. */
+NPVK_API npvk_status npvk_buffer_release(npvk_buffer buf);
+NPVK_API npvk_status npvk_buffer_size(npvk_buffer buf, uint64_t *out);
+NPVK_API npvk_status npvk_buffer_is_zero_copy(npvk_buffer buf, int *out);
+/* Copy host bytes in. Ordered after recorded work that uses the buffer. */
+NPVK_API npvk_status npvk_buffer_write(npvk_buffer buf, uint64_t offset, const void *src,
+                                       uint64_t size);
+/* Runs the work that the buffer depends on, then copies bytes out. */
+NPVK_API npvk_status npvk_buffer_read(npvk_buffer buf, uint64_t offset, void *dst, uint64_t size);
+/* Runs the work the buffer depends on; a wrapped buffer's host memory is then
+ * current. */
+NPVK_API npvk_status npvk_buffer_sync(npvk_buffer buf);
+/* A wrapped buffer's host memory was written by the host. */
+NPVK_API npvk_status npvk_buffer_host_modified(npvk_buffer buf);
+
+/* ---- views ------------------------------------------------------------- */
+
+/*
+ * A strided view of a buffer, as a NumPy array describes its data: the element
+ * at index (i0, ..., i[ndim-1]) starts at byte
+ *   offset + i0*strides[0] + ... + i[ndim-1]*strides[ndim-1].
+ * Strides are in bytes and may be negative or zero; offset and strides must be
+ * multiples of the itemsize. `strides` NULL means C-contiguous. ndim 0 is a
+ * single element. Every element must lie inside the buffer.
+ * The view keeps the buffer's memory alive.
+ */
+NPVK_API npvk_status npvk_view_create(npvk_buffer buf, uint64_t offset, npvk_dtype dtype,
+                                      uint32_t ndim, const int64_t *shape, const int64_t *strides,
+                                      npvk_view *out);
+/* A 0-d view holding `value` (itemsize bytes of `dtype`) itself, not in a
+ * buffer. As an input it broadcasts like a NumPy scalar and costs no memory
+ * traffic. It cannot be an output. */
+NPVK_API npvk_status npvk_view_create_scalar(npvk_context ctx, npvk_dtype dtype, const void *value,
+                                             npvk_view *out);
+NPVK_API npvk_status npvk_view_release(npvk_view view);
+
+/* ---- operations -------------------------------------------------------- */
+
+typedef struct npvk_op_info {
+  uint32_t struct_size; /* sizeof(npvk_op_info) */
+  uint32_t nin;
+  uint32_t nout;
+  uint32_t implemented; /* 0: recording it returns NPVK_ERR_UNSUPPORTED */
+  const char *name;     /* NumPy's name: "add", "true_divide", "where", "cast" */
+} npvk_op_info;
+
+NPVK_API npvk_status npvk_op_get_info(npvk_op op, npvk_op_info *out);
+/* 1 in `out` when npvk has a device loop of `op` for these dtypes on this
+ * context's device, 0 otherwise. `dtypes` lists the inputs, then the outputs. */
+NPVK_API npvk_status npvk_op_supported(npvk_context ctx, npvk_op op, const npvk_dtype *dtypes,
+                                       uint32_t count, int *out);
+
+/*
+ * Record `op` on inputs and outputs. Inputs broadcast to the output shape as in
+ * NumPy (aligned at the last dimension; size-1 and missing dimensions repeat);
+ * all outputs have the same shape. Dtypes must form one of the op's loops,
+ * exactly (no implicit casts: use NPVK_OP_CAST). An output may alias an input
+ * exactly (in place) but must not otherwise overlap one.
+ */
+NPVK_API npvk_status npvk_apply(npvk_context ctx, npvk_op op, uint32_t nin, const npvk_view *inputs,
+                                uint32_t nout, const npvk_view *outputs);
+/* Shorthands of npvk_apply. */
+NPVK_API npvk_status npvk_unary(npvk_context ctx, npvk_op op, npvk_view a, npvk_view out);
+NPVK_API npvk_status npvk_binary(npvk_context ctx, npvk_op op, npvk_view a, npvk_view b,
+                                 npvk_view out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPVK_NPVK_H */

@@ -1,0 +1,311 @@
+#include "core/codegen.hpp"
+
+#include <set>
+#include <sstream>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "core/op_table.hpp"
+
+namespace npvk {
+
+const char *embedded_shader(const char *name);  // generated from shaders/*.glsl
+
+namespace {
+
+std::string shader_text(const char *name) {
+  const char *text = embedded_shader(name);
+  require(text != nullptr, NPVK_ERR_INTERNAL, std::string("missing embedded shader ") + name);
+  return text;
+}
+
+// The compute type an op's loop works in, which is its first input's.
+const DtypeInfo &loop_type(const KernelSpec &s) { return dtype_info(s.operands[0].dtype); }
+
+bool uses_math_f64(const KernelSpec &s) {
+  if (!is_float(s.operands[0].dtype)) return false;
+  switch (s.op) {
+    case NPVK_OP_EXP:
+    case NPVK_OP_LOG:
+    case NPVK_OP_POWER:
+    case NPVK_OP_FMOD:
+    case NPVK_OP_REMAINDER:
+    case NPVK_OP_FLOOR_DIVIDE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// "C(0)" in the compute type of `d`.
+std::string zero(const DtypeInfo &d) { return std::string(d.glsl_compute) + "(0)"; }
+
+// C's truthiness of a value in compute type `d`; NaN is true.
+std::string truth(const DtypeInfo &d, const std::string &x) {
+  switch (d.kind) {
+    case DtypeKind::Bool: return x;
+    case DtypeKind::Float: return "!(" + x + " == " + zero(d) + ")";
+    default: return "(" + x + " != " + zero(d) + ")";
+  }
+}
+
+std::string cast_expr(const DtypeInfo &from, const DtypeInfo &to, const std::string &x) {
+  if (to.kind == DtypeKind::Bool) return truth(from, x);
+  if (from.kind == DtypeKind::Bool) return std::string(to.glsl_compute) + "(" + x + " ? 1 : 0)";
+  if (from.kind == DtypeKind::Float && to.kind != DtypeKind::Float) {
+    // C's float-to-integer conversion as x86 compilers emit it for NumPy: via
+    // a signed integer wide enough for the target, then truncation.
+    switch (to.dtype) {
+      case NPVK_UINT8:
+      case NPVK_UINT16: return "uint(int(" + x + "))";
+      case NPVK_UINT32: return "uint(int64_t(" + x + "))";
+      default: return std::string(to.glsl_compute) + "(" + x + ")";
+    }
+  }
+  if (std::string(from.glsl_compute) == to.glsl_compute) return x;
+  return std::string(to.glsl_compute) + "(" + x + ")";
+}
+
+// The math of one op on loaded inputs a[0..], in the loop's compute type.
+std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
+  const DtypeInfo &t = loop_type(s);
+  const bool b = t.kind == DtypeKind::Bool, f = t.kind == DtypeKind::Float;
+  const bool u = t.kind == DtypeKind::Unsigned;
+  const bool f32 = t.dtype == NPVK_FLOAT32;
+  auto call = [&](const char *fn, size_t n) {
+    std::string r = std::string(fn) + "(";
+    for (size_t i = 0; i < n; ++i) r += (i ? ", " : "") + a[i];
+    return r + ")";
+  };
+  // float32 transcendentals: computed in float64 and rounded once.
+  auto math = [&](const char *fn64, size_t n) {
+    if (!f32) return call(fn64, n);
+    std::string r = std::string("float(") + fn64 + "(";
+    for (size_t i = 0; i < n; ++i) r += (i ? ", " : "") + std::string("double(") + a[i] + ")";
+    return r + "))";
+  };
+  auto bin = [&](const char *o) { return "(" + a[0] + " " + o + " " + a[1] + ")"; };
+  // GLSL has no ordering of bools.
+  auto cmp = [&](const char *o) {
+    return b ? "(int(" + a[0] + ") " + o + " int(" + a[1] + "))" : bin(o);
+  };
+  switch (s.op) {
+    case NPVK_OP_ADD: return b ? bin("||") : bin("+");
+    case NPVK_OP_SUBTRACT: return bin("-");
+    case NPVK_OP_MULTIPLY: return b ? bin("&&") : bin("*");
+    case NPVK_OP_TRUE_DIVIDE:
+      return f ? bin("/") : "(double(" + a[0] + ") / double(" + a[1] + "))";
+    case NPVK_OP_FLOOR_DIVIDE: return call("npvk_floor_divide", 2);
+    case NPVK_OP_REMAINDER: return call("npvk_remainder", 2);
+    case NPVK_OP_FMOD: return call("npvk_fmod", 2);
+    case NPVK_OP_NEGATIVE: return u ? "(" + zero(t) + " - " + a[0] + ")" : "(-" + a[0] + ")";
+    case NPVK_OP_POSITIVE: return a[0];
+    case NPVK_OP_ABSOLUTE:
+      if (f) return call("npvk_fabs", 1);
+      if (t.kind == DtypeKind::Signed) return "(" + a[0] + " < " + zero(t) + " ? -" + a[0] + " : " + a[0] + ")";
+      return a[0];
+    case NPVK_OP_FABS: return call("npvk_fabs", 1);
+    case NPVK_OP_SQUARE: return "(" + a[0] + " * " + a[0] + ")";
+    case NPVK_OP_SQRT: return call("sqrt", 1);
+    case NPVK_OP_EXP: return math("npvk_exp_f64", 1);
+    case NPVK_OP_LOG: return math("npvk_log_f64", 1);
+    case NPVK_OP_POWER: return f ? math("npvk_pow_f64", 2) : call("npvk_power", 2);
+    case NPVK_OP_MAXIMUM:
+    case NPVK_OP_FMAX:
+      if (b) return bin("||");
+      if (f) return call(s.op == NPVK_OP_MAXIMUM ? "npvk_maximum" : "npvk_fmax", 2);
+      return "(" + a[0] + " >= " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+    case NPVK_OP_MINIMUM:
+    case NPVK_OP_FMIN:
+      if (b) return bin("&&");
+      if (f) return call(s.op == NPVK_OP_MINIMUM ? "npvk_minimum" : "npvk_fmin", 2);
+      return "(" + a[0] + " <= " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+    case NPVK_OP_EQUAL: return bin("==");
+    case NPVK_OP_NOT_EQUAL: return "!" + bin("==");
+    case NPVK_OP_LESS: return cmp("<");
+    case NPVK_OP_LESS_EQUAL: return cmp("<=");
+    case NPVK_OP_GREATER: return cmp(">");
+    case NPVK_OP_GREATER_EQUAL: return cmp(">=");
+    case NPVK_OP_LOGICAL_AND: return "(" + truth(t, a[0]) + " && " + truth(t, a[1]) + ")";
+    case NPVK_OP_LOGICAL_OR: return "(" + truth(t, a[0]) + " || " + truth(t, a[1]) + ")";
+    case NPVK_OP_LOGICAL_XOR: return "(" + truth(t, a[0]) + " != " + truth(t, a[1]) + ")";
+    case NPVK_OP_LOGICAL_NOT: return "!" + truth(t, a[0]);
+    case NPVK_OP_BITWISE_AND: return b ? bin("&&") : bin("&");
+    case NPVK_OP_BITWISE_OR: return b ? bin("||") : bin("|");
+    case NPVK_OP_BITWISE_XOR: return b ? bin("!=") : bin("^");
+    case NPVK_OP_INVERT: return b ? "!" + a[0] : "~" + a[0];
+    case NPVK_OP_LEFT_SHIFT: return call("npvk_left_shift", 2);
+    case NPVK_OP_RIGHT_SHIFT: return call("npvk_right_shift", 2);
+    case NPVK_OP_FLOOR: return call("floor", 1);
+    case NPVK_OP_CEIL: return call("ceil", 1);
+    case NPVK_OP_TRUNC: return call("trunc", 1);
+    case NPVK_OP_RINT: return call("roundEven", 1);
+    case NPVK_OP_COPYSIGN: return call("npvk_copysign", 2);
+    case NPVK_OP_ISNAN: return call("npvk_isnan", 1);
+    case NPVK_OP_ISINF: return call("npvk_isinf", 1);
+    case NPVK_OP_ISFINITE: return call("npvk_isfinite", 1);
+    case NPVK_OP_SIGNBIT: return call("npvk_signbit", 1);
+    case NPVK_OP_WHERE: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case NPVK_OP_CAST:
+      return cast_expr(t, dtype_info(s.operands[1].dtype), a[0]);
+    default:
+      fail(NPVK_ERR_UNSUPPORTED, std::string("no kernel for ") + op_info(s.op).name);
+  }
+}
+
+// The compute type of the op's result (the first output).
+const DtypeInfo &result_type(const KernelSpec &s) {
+  return dtype_info(s.operands[s.nin].dtype);
+}
+
+std::string scalar_load(const DtypeInfo &d, int k) {
+  std::string bits = "pc.operand[" + std::to_string(k) + "]";
+  switch (d.dtype) {
+    case NPVK_BOOL: return "(" + bits + " != 0ul)";
+    case NPVK_FLOAT32: return "uintBitsToFloat(uint(" + bits + "))";
+    case NPVK_FLOAT64: return "uint64BitsToDouble(" + bits + ")";
+    case NPVK_UINT64: return bits;
+    default: return std::string(d.glsl_compute) + "(" + bits + ")";
+  }
+}
+
+std::string element_ref(const DtypeInfo &d, int k, const std::string &offset) {
+  return std::string("Ref_") + d.suffix + "(pc.operand[" + std::to_string(k) + "] + uint64_t(" +
+         offset + ") * " + std::to_string(d.itemsize) + "ul).v";
+}
+
+void emit_int_template(std::ostringstream &out, const char *type, bool is_signed, int bits) {
+  out << "#define NPVK_T " << type << "\n#define NPVK_SIGNED " << (is_signed ? 1 : 0)
+      << "\n#define NPVK_BITS " << bits << "\n"
+      << shader_text("ops_int.glsl") << "\n#undef NPVK_T\n#undef NPVK_SIGNED\n#undef NPVK_BITS\n";
+}
+
+void emit_float_template(std::ostringstream &out, bool f64, bool divmod) {
+  if (f64) {
+    out << "#define NPVK_F double\n#define NPVK_U uint64_t\n"
+           "#define NPVK_TO_BITS(x) doubleBitsToUint64(x)\n"
+           "#define NPVK_FROM_BITS(x) uint64BitsToDouble(x)\n"
+           "#define NPVK_SIGN_MASK 0x8000000000000000ul\n"
+           "#define NPVK_EXP_MASK 0x7ff0000000000000ul\n"
+           "#define NPVK_FMOD npvk_fmod_f64\n";
+  } else {
+    out << "#define NPVK_F float\n#define NPVK_U uint\n"
+           "#define NPVK_TO_BITS(x) floatBitsToUint(x)\n"
+           "#define NPVK_FROM_BITS(x) uintBitsToFloat(x)\n"
+           "#define NPVK_SIGN_MASK 0x80000000u\n"
+           "#define NPVK_EXP_MASK 0x7f800000u\n"
+           "#define NPVK_FMOD npvk_fmod_f32\n";
+  }
+  out << shader_text("ops_float.glsl") << "\n";
+  if (divmod) out << shader_text("ops_float_divmod.glsl") << "\n";
+  out << "#undef NPVK_F\n#undef NPVK_U\n#undef NPVK_TO_BITS\n#undef NPVK_FROM_BITS\n"
+         "#undef NPVK_SIGN_MASK\n#undef NPVK_EXP_MASK\n#undef NPVK_FMOD\n";
+}
+
+}  // namespace
+
+bool needs_float64(const KernelSpec &s) {
+  for (uint32_t k = 0; k < s.count(); ++k)
+    if (s.operands[k].dtype == NPVK_FLOAT64) return true;
+  if (s.op == NPVK_OP_TRUE_DIVIDE) return true;  // integer loops divide in float64
+  return uses_math_f64(s);
+}
+
+std::string KernelSpec::key() const {
+  std::string k = op_info(op).name;
+  k += "(";
+  for (uint32_t i = 0; i < count(); ++i) {
+    if (i == nin) k += ")->";
+    else if (i) k += ",";
+    k += dtype_info(operands[i].dtype).suffix;
+    if (operands[i].scalar) k += "s";
+  }
+  return k + (contiguous ? "/c" : "/r" + std::to_string(rank));
+}
+
+std::string generate_glsl(const KernelSpec &s, const DeviceTraits &traits) {
+  const uint32_t n = s.count();
+  const DtypeInfo &loop = loop_type(s);
+  std::ostringstream out;
+  out << "#version 460\n// npvk kernel " << s.key() << "\n"
+      << "#extension GL_EXT_buffer_reference : require\n"
+         "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
+         "#extension GL_EXT_shader_8bit_storage : require\n"
+         "#extension GL_EXT_shader_16bit_storage : require\n"
+      << "layout(local_size_x = " << kWorkgroupSize << ") in;\n";
+
+  std::set<npvk_dtype> stored;
+  for (uint32_t k = 0; k < n; ++k)
+    if (!s.operands[k].scalar) stored.insert(s.operands[k].dtype);
+  for (npvk_dtype d : stored) {
+    const DtypeInfo &di = dtype_info(d);
+    out << "layout(buffer_reference, std430, buffer_reference_align = " << di.itemsize
+        << ") buffer Ref_" << di.suffix << " { " << di.glsl_storage << " v; };\n";
+  }
+  out << "layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Meta "
+         "{ int64_t v[]; };\n"
+      << "layout(push_constant, std430) uniform Push {\n  uint64_t operand[" << kMaxOperands
+      << "];\n  uint64_t meta;\n  uint64_t count;\n} pc;\n";
+
+  const bool math = uses_math_f64(s);
+  if (math) out << shader_text("math_f64.glsl") << "\n";
+  if (loop.kind == DtypeKind::Float) {
+    const bool divmod = s.op == NPVK_OP_FMOD || s.op == NPVK_OP_REMAINDER ||
+                        s.op == NPVK_OP_FLOOR_DIVIDE;
+    emit_float_template(out, loop.dtype == NPVK_FLOAT64, divmod);
+  } else if (loop.kind != DtypeKind::Bool) {
+    bool wide = loop.itemsize == 8, sgn = loop.kind == DtypeKind::Signed;
+    emit_int_template(out, loop.glsl_compute, sgn, wide ? 64 : 32);
+  }
+  (void)traits;
+
+  out << "void main() {\n"
+      << "  const uint64_t step = uint64_t(gl_NumWorkGroups.x) * " << kWorkgroupSize << "ul;\n"
+      << "  for (uint64_t i = uint64_t(gl_GlobalInvocationID.x); i < pc.count; i += step) {\n";
+  std::vector<std::string> offset(n);
+  if (s.contiguous) {
+    for (uint32_t k = 0; k < n; ++k) offset[k] = "i";
+  } else {
+    // Shape, then each operand's element strides, as plan_iteration made them.
+    out << "    Meta m = Meta(pc.meta);\n    int64_t rest = int64_t(i);\n";
+    for (uint32_t k = 0; k < n; ++k) {
+      offset[k] = "o" + std::to_string(k);
+      out << "    int64_t " << offset[k] << " = 0l;\n";
+    }
+    for (int d = int(s.rank) - 1; d >= 0; --d) {
+      out << "    {\n      int64_t extent = m.v[" << d << "];\n"
+          << "      int64_t c = " << (d == 0 ? "rest" : "rest % extent") << ";\n";
+      if (d > 0) out << "      rest /= extent;\n";
+      for (uint32_t k = 0; k < n; ++k)
+        if (!s.operands[k].scalar)
+          out << "      " << offset[k] << " += c * m.v[" << s.rank * (k + 1) + d << "];\n";
+      out << "    }\n";
+    }
+  }
+  std::vector<std::string> args;
+  for (uint32_t k = 0; k < s.nin; ++k) {
+    const DtypeInfo &d = dtype_info(s.operands[k].dtype);
+    std::string value;
+    if (s.operands[k].scalar) value = scalar_load(d, int(k));
+    else if (d.kind == DtypeKind::Bool) value = "(" + element_ref(d, int(k), offset[k]) + " != uint8_t(0))";
+    else value = std::string(d.glsl_compute) + "(" + element_ref(d, int(k), offset[k]) + ")";
+    std::string name = "a" + std::to_string(k);
+    out << "    " << d.glsl_compute << " " << name << " = " << value << ";\n";
+    args.push_back(name);
+  }
+  const DtypeInfo &res = result_type(s);
+  // `precise` forbids the driver from contracting or reassociating, which
+  // would change the last bit compared with NumPy.
+  out << "    " << (res.kind == DtypeKind::Float ? "precise " : "") << res.glsl_compute
+      << " r = " << op_expr(s, args) << ";\n";
+  for (uint32_t k = s.nin; k < n; ++k) {
+    const DtypeInfo &d = dtype_info(s.operands[k].dtype);
+    std::string value = d.kind == DtypeKind::Bool ? "uint8_t(r ? 1 : 0)"
+                                                  : std::string(d.glsl_storage) + "(r)";
+    out << "    " << element_ref(d, int(k), offset[k]) << " = " << value << ";\n";
+  }
+  out << "  }\n}\n";
+  return out.str();
+}
+
+}  // namespace npvk

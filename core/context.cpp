@@ -1,0 +1,426 @@
+#include "core/context.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "core/op_table.hpp"
+#include "vulkan/compiler.hpp"
+#include "vulkan/reflection.hpp"
+
+namespace npvk {
+namespace {
+
+// Past this many recorded operations a flush runs anyway, bounding the memory
+// that recorded work holds and the latency of the next sync.
+constexpr size_t kMaxPendingOps = 4096;
+
+bool env_flag(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+const vk::PushLayout &expected_push_layout() {
+  static const vk::PushLayout layout{sizeof(PushConstants),
+                                     {offsetof(PushConstants, operand),
+                                      offsetof(PushConstants, meta),
+                                      offsetof(PushConstants, count)}};
+  return layout;
+}
+
+}  // namespace
+
+std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
+  npvk_context_options opts{};
+  if (options) {
+    require(options->struct_size >= sizeof(uint32_t) * 2, NPVK_ERR_INVALID_ARGUMENT,
+            "npvk_context_options.struct_size is not set");
+    std::memcpy(&opts, options, std::min<size_t>(options->struct_size, sizeof opts));
+  }
+  const uint32_t known = NPVK_CONTEXT_VALIDATION | NPVK_CONTEXT_NO_DISK_CACHE;
+  require((opts.flags & ~known) == 0, NPVK_ERR_INVALID_ARGUMENT, "unknown context flags");
+  bool validation = (opts.flags & NPVK_CONTEXT_VALIDATION) || env_flag("NPVK_VALIDATION");
+
+  std::shared_ptr<Context> ctx(new Context());
+  auto instance = std::make_unique<vk::Instance>(validation);
+  uint32_t index = instance->select(opts.device);
+  ctx->device_ = std::make_unique<vk::Device>(std::move(instance), index);
+  std::string dir;
+  if (!(opts.flags & NPVK_CONTEXT_NO_DISK_CACHE))
+    dir = opts.cache_dir && *opts.cache_dir ? opts.cache_dir : vk::default_cache_dir();
+  ctx->cache_ = std::make_unique<vk::KernelCache>(dir);
+  ctx->pipelines_ =
+      std::make_unique<vk::PipelineFactory>(*ctx->device_, *ctx->cache_, sizeof(PushConstants));
+  ctx->executor_ = std::make_unique<vk::Executor>(*ctx->device_, ctx->pipelines_->layout());
+  ctx->traits_.float64 = ctx->device_->info().float64;
+  ctx->stats_.struct_size = sizeof(npvk_stats);
+  return ctx;
+}
+
+Context::~Context() {
+  try {
+    release();
+  } catch (...) {
+    // Destruction cannot report; release() already freed what it could.
+  }
+}
+
+void Context::check_usable() const {
+  require(!released_, NPVK_ERR_INVALID_HANDLE, "the context was released");
+  require(!device_->lost(), NPVK_ERR_DEVICE_LOST,
+          "the Vulkan device was lost; release the context and create a new one");
+}
+
+std::shared_ptr<Buffer> Context::create_buffer(uint64_t size) {
+  check_usable();
+  auto buffer = std::make_shared<Buffer>(shared_from_this(), size);
+  buffer->device =
+      std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::DeviceLocal);
+  if (void *p = buffer->device->mapped()) {
+    std::memset(p, 0, size);
+  } else {
+    VkBuffer handle = buffer->device->handle();
+    device_->submit_and_wait([&](VkCommandBuffer cmd) {
+      device_->fn().vkCmdFillBuffer(cmd, handle, 0, VK_WHOLE_SIZE, 0);
+    });
+  }
+  remember(buffer);
+  return buffer;
+}
+
+void Context::remember(const std::shared_ptr<Buffer> &buffer) {
+  // release() frees the memory of buffers that outlive the context's handle.
+  if (buffers_.size() >= 2 * live_buffer_estimate_ + 64) {
+    buffers_.erase(std::remove_if(buffers_.begin(), buffers_.end(),
+                                  [](const std::weak_ptr<Buffer> &w) { return w.expired(); }),
+                   buffers_.end());
+    live_buffer_estimate_ = buffers_.size();
+  }
+  buffers_.push_back(buffer);
+}
+
+std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
+  check_usable();
+  require(host != nullptr, NPVK_ERR_INVALID_ARGUMENT, "host memory is null");
+  auto buffer = std::make_shared<Buffer>(shared_from_this(), size);
+  buffer->host = host;
+  const npvk_device_info &info = device_->info();
+  const uint64_t align = info.min_imported_host_pointer_alignment;
+  const bool importable = info.host_memory_import && align && size > 0 &&
+                          reinterpret_cast<uintptr_t>(host) % align == 0 && size % align == 0;
+  std::unique_ptr<vk::DeviceBuffer> imported;
+  if (importable) {
+    try {
+      imported = std::make_unique<vk::DeviceBuffer>(*device_, host, size);
+    } catch (const Error &) {
+      // Some memory (read-only or device mappings) cannot be imported: mirror it.
+    }
+  }
+  // Kernels on a discrete GPU would cross the bus for every access of
+  // imported pages, so there the pages serve only as the transfer endpoint.
+  if (imported && info.type != NPVK_DEVICE_DISCRETE_GPU) {
+    buffer->device = std::move(imported);
+    buffer->zero_copy = true;
+  } else {
+    buffer->host_pages = std::move(imported);
+    buffer->device =
+        std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::DeviceLocal);
+    transfer(*buffer, 0, host, size, true);
+  }
+  remember(buffer);
+  return buffer;
+}
+
+void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size,
+                       bool to_device) {
+  if (size == 0) return;
+  vk::DeviceBuffer &dev = *buffer.device;
+  if (void *mapped = dev.mapped()) {
+    uint8_t *device_bytes = static_cast<uint8_t *>(mapped) + offset;
+    if (device_bytes == host) return;  // zero-copy: the same bytes
+    if (to_device) std::memcpy(device_bytes, host, size);
+    else std::memcpy(host, device_bytes, size);
+  } else {
+    // Copy through host pages the device can reach: the wrapped pages
+    // themselves when imported, else a staging buffer.
+    std::unique_ptr<vk::DeviceBuffer> staging;
+    vk::DeviceBuffer *endpoint = nullptr;
+    uint64_t endpoint_offset = 0;
+    if (buffer.host_pages && static_cast<uint8_t *>(buffer.host) + offset == host) {
+      endpoint = buffer.host_pages.get();
+      endpoint_offset = offset;
+    } else {
+      staging = std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::HostVisible);
+      endpoint = staging.get();
+      if (to_device) std::memcpy(staging->mapped(), host, size);
+    }
+    VkBufferCopy region{};
+    region.size = size;
+    region.srcOffset = to_device ? endpoint_offset : offset;
+    region.dstOffset = to_device ? offset : endpoint_offset;
+    VkBuffer src = to_device ? endpoint->handle() : dev.handle();
+    VkBuffer dst = to_device ? dev.handle() : endpoint->handle();
+    device_->submit_and_wait([&](VkCommandBuffer cmd) {
+      device_->fn().vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+      if (!to_device) {
+        // Make the transfer's writes visible to the host before we read them.
+        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        device_->fn().vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                           VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+                                           nullptr);
+      }
+    });
+    if (!to_device && staging) std::memcpy(host, staging->mapped(), size);
+  }
+  (to_device ? stats_.bytes_to_device : stats_.bytes_to_host) += size;
+}
+
+void Context::write(Buffer &buffer, uint64_t offset, const void *src, uint64_t size) {
+  check_usable();
+  flush();
+  transfer(buffer, offset, const_cast<void *>(src), size, true);
+  if (buffer.host && !buffer.zero_copy) buffer.device_newer = true;
+}
+
+void Context::read(Buffer &buffer, uint64_t offset, void *dst, uint64_t size) {
+  check_usable();
+  flush();
+  transfer(buffer, offset, dst, size, false);
+}
+
+void Context::sync_buffer(Buffer &buffer) {
+  check_usable();
+  flush();
+  if (buffer.host && !buffer.zero_copy && buffer.device_newer) {
+    transfer(buffer, 0, buffer.host, buffer.size(), false);
+    buffer.device_newer = false;
+  }
+}
+
+void Context::host_modified(Buffer &buffer) {
+  check_usable();
+  require(buffer.host != nullptr, NPVK_ERR_INVALID_ARGUMENT,
+          "npvk_buffer_host_modified needs a buffer made by npvk_buffer_wrap_host");
+  flush();
+  if (!buffer.zero_copy) transfer(buffer, 0, buffer.host, buffer.size(), true);
+  buffer.device_newer = false;
+}
+
+bool Context::supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why) {
+  const OpInfo &info = op_info(op);
+  const char *reason = nullptr;
+  if (!info.implemented) {
+    if (why) *why = std::string("npvk does not implement ") + info.name + " yet";
+    return false;
+  }
+  if (!op_has_loop(info, dtypes, count, &reason)) {
+    if (why) *why = std::string(info.name) + ": " + reason;
+    return false;
+  }
+  KernelSpec spec;
+  spec.op = op;
+  spec.nin = info.nin;
+  spec.nout = info.nout;
+  for (uint32_t k = 0; k < count; ++k) spec.operands[k].dtype = dtypes[k];
+  if (needs_float64(spec) && !traits_.float64) {
+    if (why) *why = std::string(info.name) + ": the device lacks shaderFloat64";
+    return false;
+  }
+  return true;
+}
+
+void Context::apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
+  check_usable();
+  const OpInfo &info = op_info(op);
+  const uint32_t n = uint32_t(operands.size());
+  require(nin == info.nin && n - nin == info.nout, NPVK_ERR_INVALID_ARGUMENT,
+          std::string(info.name) + " takes " + std::to_string(info.nin) + " inputs and " +
+              std::to_string(info.nout) + " outputs, got " + std::to_string(nin) + " and " +
+              std::to_string(n - nin));
+  npvk_dtype dtypes[kMaxOperands];
+  for (uint32_t k = 0; k < n; ++k) {
+    const View &v = *operands[k];
+    require(v.ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
+            "operand " + std::to_string(k) + " belongs to another context");
+    require(v.scalar || v.buffer->device, NPVK_ERR_INVALID_HANDLE,
+            "operand " + std::to_string(k) + " refers to freed memory");
+    require(k < nin || !v.scalar, NPVK_ERR_INVALID_ARGUMENT,
+            "output " + std::to_string(k - nin) + " is a scalar view; outputs need memory");
+    dtypes[k] = v.dtype;
+  }
+  const char *reason = nullptr;
+  require(info.implemented, NPVK_ERR_UNSUPPORTED,
+          std::string("npvk does not implement ") + info.name + " yet");
+  if (!op_has_loop(info, dtypes, n, &reason))
+    fail(NPVK_ERR_BAD_DTYPE, std::string(info.name) + ": " + reason);
+  std::string why;
+  require(supported(op, dtypes, n, &why), NPVK_ERR_UNSUPPORTED, why);
+
+  IterationSpace space = plan_iteration(operands, nin);
+
+  // An output may be an input exactly (in place); any other overlap would
+  // make the result depend on the order in which elements are computed.
+  std::vector<std::pair<int64_t, int64_t>> extent(n);
+  for (uint32_t k = 0; k < n; ++k)
+    if (!operands[k]->scalar)
+      operands[k]->byte_extent(dtype_info(dtypes[k]).itemsize, extent[k].first, extent[k].second);
+  for (uint32_t o = nin; o < n; ++o) {
+    for (uint32_t k = 0; k < n; ++k) {
+      const View &a = *operands[k], &b = *operands[o];
+      if (k == o || a.scalar || a.buffer != b.buffer) continue;
+      bool disjoint = extent[k].second <= extent[o].first || extent[o].second <= extent[k].first;
+      bool same = k < nin && a.offset == b.offset && a.dtype == b.dtype &&
+                  (space.strides.empty() || space.strides[k] == space.strides[o]);
+      require(disjoint || same || space.count == 0, NPVK_ERR_INVALID_ARGUMENT,
+              "output " + std::to_string(o - nin) + " overlaps operand " + std::to_string(k) +
+                  " without being the same elements");
+    }
+  }
+
+  ++stats_.ops_recorded;
+  if (space.count == 0) return;
+
+  KernelSpec spec;
+  spec.op = op;
+  spec.nin = nin;
+  spec.nout = n - nin;
+  for (uint32_t k = 0; k < n; ++k) spec.operands[k] = {dtypes[k], operands[k]->scalar};
+  spec.contiguous = space.contiguous;
+  spec.rank = space.contiguous ? 0 : space.rank;
+  const Kernel &kernel = kernel_for(spec);
+
+  PendingOp pending;
+  vk::Dispatch &d = pending.dispatch;
+  d.pipeline = kernel.pipeline;
+  d.push.count = uint64_t(space.count);
+  for (uint32_t k = 0; k < n; ++k) {
+    const View &v = *operands[k];
+    if (v.scalar) {
+      d.push.operand[k] = v.scalar_bits;
+      continue;
+    }
+    d.push.operand[k] = v.buffer->device->address() + v.offset;
+    d.accesses.push_back({v.buffer.get(), uint64_t(extent[k].first), uint64_t(extent[k].second),
+                          k >= nin});
+    pending.keep_alive.push_back(v.buffer);
+    if (k >= nin && v.buffer->host && !v.buffer->zero_copy) v.buffer->device_newer = true;
+  }
+  if (!space.contiguous) {
+    d.meta = space.shape;
+    for (uint32_t k = 0; k < n; ++k)
+      d.meta.insert(d.meta.end(), space.strides[k].begin(), space.strides[k].end());
+  }
+  uint64_t groups = (uint64_t(space.count) + kWorkgroupSize - 1) / kWorkgroupSize;
+  d.groups = uint32_t(std::min<uint64_t>(groups, device_->info().max_workgroup_count_x));
+  pending_.push_back(std::move(pending));
+  if (pending_.size() >= kMaxPendingOps) flush();
+}
+
+const Context::Kernel &Context::kernel_for(const KernelSpec &spec) {
+  std::string key = spec.key();
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) {
+    ++stats_.kernel_cache_hits;
+    return it->second;
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::vector<uint32_t> spirv = spirv_for(spec);
+  Kernel kernel;
+  kernel.pipeline = pipelines_->create(spirv);
+  ++stats_.pipelines_created;
+  stats_.compile_seconds += seconds_since(start);
+  return kernels_.emplace(key, kernel).first->second;
+}
+
+std::vector<uint32_t> Context::spirv_for(const KernelSpec &spec) {
+  std::string source = generate_glsl(spec, traits_);
+  const npvk_device_info &info = device_->info();
+  // The SPIR-V depends only on the source, but a driver update may want
+  // different code from us one day: key by driver and version too.
+  Hash128 key = hash128(source + "\n//" + NPVK_VERSION_STRING + "\n//" +
+                        hash128(info.driver_uuid, sizeof info.driver_uuid).hex());
+  if (auto cached = cache_->load_spirv(key)) {
+    try {
+      vk::check_push_layout(*cached, expected_push_layout());
+      ++stats_.disk_cache_hits;
+      return *cached;
+    } catch (const Error &) {
+      // A damaged entry that still had a valid checksum: rebuild it below.
+    }
+  }
+  std::vector<uint32_t> spirv = vk::compile_glsl(source, spec.key());
+  vk::check_push_layout(spirv, expected_push_layout());
+  ++stats_.kernels_compiled;
+  cache_->store_spirv(key, spirv);
+  return spirv;
+}
+
+void Context::flush() {
+  if (pending_.empty()) return;
+  check_usable();
+  auto start = std::chrono::steady_clock::now();
+  std::vector<vk::Dispatch> batch;
+  batch.reserve(pending_.size());
+  for (PendingOp &p : pending_) batch.push_back(std::move(p.dispatch));
+  // Whatever happens, the recorded work is consumed: a failed batch is
+  // reported once by the call that flushed, not replayed on every later call.
+  std::vector<PendingOp> done;
+  done.swap(pending_);
+  vk::BatchResult result = executor_->run(batch);
+  ++stats_.flushes;
+  stats_.dispatches += batch.size();
+  stats_.barriers += result.barriers;
+  stats_.device_seconds += result.device_seconds;
+  stats_.flush_seconds += seconds_since(start);
+}
+
+void Context::release() {
+  if (released_) return;
+  std::string error;
+  try {
+    flush();
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  pending_.clear();
+  released_ = true;
+  for (auto &weak : buffers_) {
+    if (auto buffer = weak.lock()) {
+      buffer->device.reset();
+      buffer->host_pages.reset();
+    }
+  }
+  buffers_.clear();
+  stats_ = stats();  // keep the final counts readable after release
+  for (auto &entry : kernels_) pipelines_->destroy(entry.second.pipeline);
+  kernels_.clear();
+  executor_.reset();
+  pipelines_.reset();
+  device_.reset();
+  if (!error.empty()) fail(NPVK_ERR_DEVICE_LOST, "pending work was lost at release: " + error);
+}
+
+npvk_stats Context::stats() const {
+  npvk_stats s = stats_;
+  if (device_) s.validation_messages = device_->instance().validation_messages();
+  if (cache_) s.disk_cache_rejects = cache_->rejects();
+  return s;
+}
+
+void Context::reset_stats() {
+  stats_ = npvk_stats{};
+  stats_.struct_size = sizeof(npvk_stats);
+}
+
+}  // namespace npvk

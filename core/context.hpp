@@ -1,0 +1,81 @@
+// A context: one Vulkan device, its kernels, the queue of recorded operations
+// and the statistics. Every public member expects the caller to hold mutex(),
+// which serialises all work on the context (the C ABI takes it).
+#pragma once
+
+#include <npvk/npvk.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/codegen.hpp"
+#include "core/view.hpp"
+#include "vulkan/executor.hpp"
+#include "vulkan/kernel_cache.hpp"
+#include "vulkan/pipeline.hpp"
+
+namespace npvk {
+
+class Context : public std::enable_shared_from_this<Context> {
+ public:
+  static std::shared_ptr<Context> create(const npvk_context_options *options);
+  ~Context();
+
+  std::recursive_mutex &mutex() { return mutex_; }
+  // Throws NPVK_ERR_INVALID_HANDLE after release() and NPVK_ERR_DEVICE_LOST
+  // after the device was lost.
+  void check_usable() const;
+  const npvk_device_info &device_info() const { return device_->info(); }
+
+  std::shared_ptr<Buffer> create_buffer(uint64_t size);
+  std::shared_ptr<Buffer> wrap_host(void *host, uint64_t size);
+  void write(Buffer &buffer, uint64_t offset, const void *src, uint64_t size);
+  void read(Buffer &buffer, uint64_t offset, void *dst, uint64_t size);
+  void sync_buffer(Buffer &buffer);
+  void host_modified(Buffer &buffer);
+
+  // Validates and records one operation (see npvk_apply).
+  void apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
+  bool supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why);
+  // Runs everything recorded and waits.
+  void flush();
+  // Waits, saves caches and frees every device resource; the context is
+  // unusable afterwards.
+  void release();
+
+  npvk_stats stats() const;
+  void reset_stats();
+
+ private:
+  Context() = default;
+  struct Kernel {
+    VkPipeline pipeline = VK_NULL_HANDLE;
+  };
+  struct PendingOp {
+    vk::Dispatch dispatch;
+    std::vector<std::shared_ptr<Buffer>> keep_alive;  // buffers it touches
+  };
+  const Kernel &kernel_for(const KernelSpec &spec);
+  std::vector<uint32_t> spirv_for(const KernelSpec &spec);
+  void remember(const std::shared_ptr<Buffer> &buffer);
+  void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);
+
+  mutable std::recursive_mutex mutex_;
+  std::unique_ptr<vk::Device> device_;
+  std::unique_ptr<vk::KernelCache> cache_;
+  std::unique_ptr<vk::PipelineFactory> pipelines_;
+  std::unique_ptr<vk::Executor> executor_;
+  DeviceTraits traits_;
+  std::unordered_map<std::string, Kernel> kernels_;
+  std::vector<PendingOp> pending_;
+  std::vector<std::weak_ptr<Buffer>> buffers_;
+  size_t live_buffer_estimate_ = 0;
+  npvk_stats stats_{};
+  bool released_ = false;
+};
+
+}  // namespace npvk

@@ -1,0 +1,31 @@
+// The iteration space of one elementwise operation: NumPy broadcasting of the
+// inputs to the output shape, then the smallest equivalent loop nest (size-1
+// dimensions dropped, dimensions that are contiguous in every operand merged).
+// The kernel key depends only on the resulting rank and whether it is one
+// unit-stride dimension, so most programs need few kernels whatever their
+// shapes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/view.hpp"
+
+namespace npvk {
+
+constexpr int kMaxOperands = 4;
+
+struct IterationSpace {
+  int64_t count = 0;             // elements
+  uint32_t rank = 0;             // after merging; 0 when count is 0 or 1
+  bool contiguous = false;       // rank 1 (or less) with unit stride in every array operand
+  std::vector<int64_t> shape;    // [rank]
+  // [operand][rank]: strides in elements; zero for broadcast dimensions and scalars.
+  std::vector<std::vector<int64_t>> strides;
+};
+
+// `operands`: inputs then outputs; all outputs must have the same shape, and
+// each input broadcasts to it. Throws NPVK_ERR_SHAPE_MISMATCH otherwise.
+IterationSpace plan_iteration(const std::vector<const View *> &operands, uint32_t nin);
+
+}  // namespace npvk

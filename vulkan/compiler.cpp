@@ -1,0 +1,48 @@
+#include "vulkan/compiler.hpp"
+
+#include <shaderc/shaderc.h>
+
+#include <memory>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace npvk::vk {
+namespace {
+
+std::string numbered(const std::string &source) {
+  std::istringstream in(source);
+  std::ostringstream out;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) out << n << ": " << line << "\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::vector<uint32_t> compile_glsl(const std::string &source, const std::string &name) {
+  std::unique_ptr<shaderc_compiler, void (*)(shaderc_compiler_t)> compiler(
+      shaderc_compiler_initialize(), shaderc_compiler_release);
+  std::unique_ptr<shaderc_compile_options, void (*)(shaderc_compile_options_t)> options(
+      shaderc_compile_options_initialize(), shaderc_compile_options_release);
+  require(compiler && options, NPVK_ERR_OUT_OF_HOST_MEMORY, "shaderc could not start");
+  shaderc_compile_options_set_target_env(options.get(), shaderc_target_env_vulkan,
+                                         shaderc_env_version_vulkan_1_2);
+  // The driver optimises anyway; SPIR-V-level optimisation would only cost
+  // compile time, which users notice on first runs.
+  shaderc_compile_options_set_optimization_level(options.get(),
+                                                 shaderc_optimization_level_zero);
+  std::unique_ptr<shaderc_compilation_result, void (*)(shaderc_compilation_result_t)> result(
+      shaderc_compile_into_spv(compiler.get(), source.data(), source.size(),
+                               shaderc_compute_shader, name.c_str(), "main", options.get()),
+      shaderc_result_release);
+  require(result != nullptr, NPVK_ERR_OUT_OF_HOST_MEMORY, "shaderc returned no result");
+  if (shaderc_result_get_compilation_status(result.get()) != shaderc_compilation_status_success)
+    fail(NPVK_ERR_COMPILE, "kernel " + name + " failed to compile:\n" +
+                               shaderc_result_get_error_message(result.get()) + "\n" +
+                               numbered(source));
+  const auto *words = reinterpret_cast<const uint32_t *>(shaderc_result_get_bytes(result.get()));
+  return std::vector<uint32_t>(words, words + shaderc_result_get_length(result.get()) / 4);
+}
+
+}  // namespace npvk::vk

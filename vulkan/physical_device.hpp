@@ -1,0 +1,52 @@
+// Vulkan instances, the capabilities npvk uses of each physical device, and
+// the device choice (NPVK_DEVICE, else discrete > integrated > virtual > CPU).
+#pragma once
+
+#include <npvk/npvk.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vulkan/loader.hpp"
+
+namespace npvk::vk {
+
+struct DeviceCaps {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  npvk_device_info info{};  // what the C ABI reports
+  bool has_memory_budget = false;
+  uint32_t compute_queue_family = 0;
+  VkPhysicalDeviceMemoryProperties memory{};
+  uint8_t pipeline_cache_uuid[VK_UUID_SIZE]{};
+  uint32_t timestamp_valid_bits = 0;
+};
+
+class Instance {
+ public:
+  // `validation`: enable VK_LAYER_KHRONOS_validation; throws if it is missing.
+  explicit Instance(bool validation);
+  ~Instance();
+  Instance(const Instance &) = delete;
+  Instance &operator=(const Instance &) = delete;
+
+  const Functions &fn() const { return fn_; }
+  VkInstance handle() const { return instance_; }
+  const std::vector<DeviceCaps> &devices() const { return devices_; }
+  // Index into devices() for a selector (see npvk_device_select).
+  uint32_t select(const char *selector) const;
+  uint64_t validation_messages() const;
+
+ private:
+  Functions fn_{};
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  std::vector<DeviceCaps> devices_;
+  struct Counter;
+  std::unique_ptr<Counter> counter_;
+};
+
+// A process-wide instance without validation, for device queries.
+const Instance &shared_instance();
+
+}  // namespace npvk::vk

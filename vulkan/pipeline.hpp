@@ -1,0 +1,34 @@
+// Compute pipelines for generated kernels. Kernels take everything through
+// push constants (device addresses, sizes, scalars), so one pipeline layout
+// without descriptor sets serves all of them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vulkan/device.hpp"
+#include "vulkan/kernel_cache.hpp"
+
+namespace npvk::vk {
+
+class PipelineFactory {
+ public:
+  // `push_size`: bytes of push constants every kernel declares.
+  PipelineFactory(Device &device, KernelCache &cache, uint32_t push_size);
+  ~PipelineFactory();  // writes the pipeline cache back to disk
+  PipelineFactory(const PipelineFactory &) = delete;
+  PipelineFactory &operator=(const PipelineFactory &) = delete;
+
+  VkPipeline create(const std::vector<uint32_t> &spirv);
+  void destroy(VkPipeline pipeline);
+  VkPipelineLayout layout() const { return layout_; }
+
+ private:
+  std::string cache_name() const;
+  Device &device_;
+  KernelCache &cache_;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+};
+
+}  // namespace npvk::vk
