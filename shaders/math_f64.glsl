@@ -535,6 +535,8 @@ double npvk_pow_f64(double x, double y)
     }
     if (xneg && yint == 0)
         return uint64BitsToDouble(NPVK_F64_QNAN_BITS); // negative ** non-integer
+    if (ax == NPVK_F64_ONE_BITS)
+        return uint64BitsToDouble(sign | NPVK_F64_ONE_BITS); // (-1)^integer
     // finite x != 0, finite y != 0: |x|^y = exp(y * log|x|)
     npvk_f64x2 l = npvk_f64_log_core(ax);
     precise double zh = y * l.hi;

@@ -64,13 +64,14 @@ std::vector<Bytes> BinaryValues(std::mt19937 &rng, const std::vector<A> &edges_a
   return {ToBytes(a), ToBytes(b)};
 }
 
-// For each documented loop of `op`, calls make(loop, Tag<T>) with T the loop's first input's
-// C++ type and collects the case it returns.
+// For each documented loop of `op`, calls make(loop, rng, Tag<T>) with T the C++ type of the
+// loop's dtype number `key` (the first input unless told) and collects the case it returns.
+// `rng` is seeded from the loop's name, so every case's values are the same in every run.
 template <class Make>
-void AddCases(std::vector<OpCase> &cases, npvk_op op, Make make) {
+void AddCases(std::vector<OpCase> &cases, npvk_op op, Make make, size_t key = 0) {
   for (const Loop &loop : DocumentedLoops(op)) {
     std::mt19937 rng(SeedFor(LoopName(loop)));
-    OpCase c = VisitDtype(loop.dtypes[0], [&](auto tag) { return make(loop, rng, tag); });
+    OpCase c = VisitDtype(loop.dtypes[key], [&](auto tag) { return make(loop, rng, tag); });
     c.loop = loop;
     cases.push_back(std::move(c));
   }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every Debian package npvk needs to build, test and run (Debian 12).
+# Safe to re-run; skips apt-get entirely when everything is present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git gfortran
+  libvulkan-dev libvulkan1 vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
+  libshaderc-dev glslang-dev spirv-tools libspirv-cross-c-shared-dev
+  libmimalloc-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-dev python3-numpy python3-pytest python3-hypothesis python3-numexpr
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

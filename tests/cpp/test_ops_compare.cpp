@@ -1,0 +1,96 @@
+// Comparisons, logical ops and maximum/minimum/fmax/fmin against C++ references; exact, except
+// that a zero from maximum/minimum/fmax/fmin may carry either sign (NumPy's own loops differ).
+#include <cmath>
+
+#include "op_case_test.hpp"
+
+namespace npvk_test {
+namespace {
+
+template <class T>
+T Maximum(T a, T b) {
+  if constexpr (kIsFloat<T>) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+  }
+  return a >= b ? a : b;  // bool: or
+}
+
+template <class T>
+T Minimum(T a, T b) {
+  if constexpr (kIsFloat<T>) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+  }
+  return a <= b ? a : b;  // bool: and
+}
+
+// fmax/fmin: the non-NaN operand when exactly one is NaN.
+template <class T>
+T Fmax(T a, T b) {
+  if constexpr (kIsFloat<T>) {
+    if (std::isnan(a)) return b;
+    if (std::isnan(b)) return a;
+  }
+  return a >= b ? a : b;
+}
+
+template <class T>
+T Fmin(T a, T b) {
+  if constexpr (kIsFloat<T>) {
+    if (std::isnan(a)) return b;
+    if (std::isnan(b)) return a;
+  }
+  return a <= b ? a : b;
+}
+
+template <class Fn>
+void AddPredicate(std::vector<OpCase> &cases, npvk_op op, Fn fn) {
+  AddCases(cases, op, [&](const Loop &, std::mt19937 &rng, auto tag) {
+    using T = typename decltype(tag)::type;
+    return OpCase{{}, MakeElementFn<bool, T, T>([fn](T a, T b) { return bool(fn(a, b)); }),
+                  Exact(), BinaryValues<T>(rng)};
+  });
+}
+
+template <class Fn>
+void AddExtremum(std::vector<OpCase> &cases, npvk_op op, Fn fn) {
+  AddCases(cases, op, [&](const Loop &, std::mt19937 &rng, auto tag) {
+    using T = typename decltype(tag)::type;
+    Tolerance tol = Exact();
+    tol.signed_zero_equal = true;
+    return OpCase{{}, MakeElementFn<T, T, T>([fn](T a, T b) { return fn(a, b); }), tol,
+                  BinaryValues<T>(rng)};
+  });
+}
+
+}  // namespace
+
+std::vector<OpCase> CompareCases() {
+  std::vector<OpCase> cases;
+  // C++'s operators are IEEE comparisons: NaN compares unequal, -0.0 == 0.0.
+  AddPredicate(cases, NPVK_OP_EQUAL, [](auto a, auto b) { return a == b; });
+  AddPredicate(cases, NPVK_OP_NOT_EQUAL, [](auto a, auto b) { return a != b; });
+  AddPredicate(cases, NPVK_OP_LESS, [](auto a, auto b) { return a < b; });
+  AddPredicate(cases, NPVK_OP_LESS_EQUAL, [](auto a, auto b) { return a <= b; });
+  AddPredicate(cases, NPVK_OP_GREATER, [](auto a, auto b) { return a > b; });
+  AddPredicate(cases, NPVK_OP_GREATER_EQUAL, [](auto a, auto b) { return a >= b; });
+  // Logical ops look at x != 0, so NaN is true and -0.0 is false.
+  AddPredicate(cases, NPVK_OP_LOGICAL_AND, [](auto a, auto b) { return a != 0 && b != 0; });
+  AddPredicate(cases, NPVK_OP_LOGICAL_OR, [](auto a, auto b) { return a != 0 || b != 0; });
+  AddPredicate(cases, NPVK_OP_LOGICAL_XOR, [](auto a, auto b) { return (a != 0) != (b != 0); });
+  AddCases(cases, NPVK_OP_LOGICAL_NOT, [](const Loop &, std::mt19937 &rng, auto tag) {
+    using T = typename decltype(tag)::type;
+    return OpCase{{}, MakeElementFn<bool, T>([](T a) { return a == 0; }), Exact(),
+                  UnaryValues<T>(rng)};
+  });
+  AddExtremum(cases, NPVK_OP_MAXIMUM, [](auto a, auto b) { return Maximum(a, b); });
+  AddExtremum(cases, NPVK_OP_MINIMUM, [](auto a, auto b) { return Minimum(a, b); });
+  AddExtremum(cases, NPVK_OP_FMAX, [](auto a, auto b) { return Fmax(a, b); });
+  AddExtremum(cases, NPVK_OP_FMIN, [](auto a, auto b) { return Fmin(a, b); });
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Compare, OpCaseTest, ::testing::ValuesIn(CompareCases()), OpCaseName);
+
+}  // namespace npvk_test
