@@ -10,7 +10,7 @@ template <typename Body>
 npvk_status with_buffer(npvk_buffer h, Body &&body) {
   return guarded([&] {
     auto buffer = get_buffer(h);
-    std::lock_guard<std::recursive_mutex> lock(buffer->ctx().mutex());
+    ContextLock lock(buffer->ctx().mutex());
     buffer->ctx().check_usable();
     require(buffer->device != nullptr, NPVK_ERR_INVALID_HANDLE, "the buffer's memory was freed");
     body(*buffer);
@@ -32,7 +32,7 @@ NPVK_API npvk_status npvk_buffer_create(npvk_context h, uint64_t size, npvk_buff
   return guarded([&] {
     require_out(out, "out");
     auto ctx = get_context(h);
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     out->id = handle_add(HandleKind::Buffer, ctx->create_buffer(size));
   });
 }
@@ -42,7 +42,7 @@ NPVK_API npvk_status npvk_buffer_wrap_host(npvk_context h, void *host, uint64_t 
   return guarded([&] {
     require_out(out, "out");
     auto ctx = get_context(h);
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     out->id = handle_add(HandleKind::Buffer, ctx->wrap_host(host, size));
   });
 }
@@ -53,7 +53,7 @@ NPVK_API npvk_status npvk_buffer_release(npvk_buffer h) {
     // The last reference may free Vulkan memory: do it under the context's
     // lock, and keep the context alive until the lock is let go.
     std::shared_ptr<Context> ctx = buffer->ctx_ptr();
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     buffer.reset();
   });
 }

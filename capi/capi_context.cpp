@@ -16,7 +16,7 @@ NPVK_API npvk_status npvk_context_create(const npvk_context_options *options, np
 NPVK_API npvk_status npvk_context_release(npvk_context h) {
   return guarded([&] {
     auto ctx = std::static_pointer_cast<Context>(handle_remove(HandleKind::Context, h.id));
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     ctx->release();
   });
 }
@@ -25,7 +25,7 @@ NPVK_API npvk_status npvk_context_device_info(npvk_context h, npvk_device_info *
   return guarded([&] {
     require_out(out, "out");
     auto ctx = get_context(h);
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     ctx->check_usable();
     copy_sized(out, ctx->device_info());
   });
@@ -34,7 +34,7 @@ NPVK_API npvk_status npvk_context_device_info(npvk_context h, npvk_device_info *
 NPVK_API npvk_status npvk_sync(npvk_context h) {
   return guarded([&] {
     auto ctx = get_context(h);
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     ctx->check_usable();
     ctx->flush();
   });
@@ -44,7 +44,7 @@ NPVK_API npvk_status npvk_context_get_stats(npvk_context h, npvk_stats *out) {
   return guarded([&] {
     require_out(out, "out");
     auto ctx = get_context(h);
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     copy_sized(out, ctx->stats());
   });
 }
@@ -52,7 +52,7 @@ NPVK_API npvk_status npvk_context_get_stats(npvk_context h, npvk_stats *out) {
 NPVK_API npvk_status npvk_context_reset_stats(npvk_context h) {
   return guarded([&] {
     auto ctx = get_context(h);
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     ctx->reset_stats();
   });
 }

@@ -29,7 +29,7 @@ NPVK_API npvk_status npvk_op_supported(npvk_context h, npvk_op op, const npvk_dt
     require_out(out, "out");
     require(dtypes || count == 0, NPVK_ERR_INVALID_ARGUMENT, "dtypes is null");
     auto ctx = get_context(h);
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     ctx->check_usable();
     *out = ctx->supported(op, dtypes, count, nullptr) ? 1 : 0;
   });
@@ -47,7 +47,7 @@ NPVK_API npvk_status npvk_apply(npvk_context h, npvk_op op, uint32_t nin, const 
       views.push_back(get_view(k < nin ? inputs[k] : outputs[k - nin]));
     std::vector<const View *> operands;
     for (auto &v : views) operands.push_back(v.get());
-    std::lock_guard<std::recursive_mutex> lock(ctx->mutex());
+    ContextLock lock(ctx->mutex());
     ctx->apply(op, operands, nin);
   });
 }

@@ -10,6 +10,20 @@
 namespace npvk {
 
 class Context;
+class Buffer;
+
+// Told about recorded work on buffers it manages (Buffer::managed set), so it
+// can keep host pages coherent (interpose/managed_memory.cpp). Called with the
+// context's lock held.
+class MemoryObserver {
+ public:
+  virtual ~MemoryObserver() = default;
+  // Before an operation that reads or writes `buffer` is queued.
+  virtual void before_use(Buffer &buffer, bool write) = 0;
+  // Around the execution of every flushed batch.
+  virtual void before_flush() = 0;
+  virtual void after_flush() = 0;
+};
 
 class Buffer {
  public:
@@ -30,6 +44,8 @@ class Buffer {
   std::unique_ptr<vk::DeviceBuffer> host_pages;
   // A mirrored wrap whose device copy was written since the host last saw it.
   bool device_newer = false;
+  // Set by the observer of managed memory: its record of this buffer.
+  void *managed = nullptr;
 
  private:
   std::shared_ptr<Context> ctx_;

@@ -314,6 +314,7 @@ void Context::apply(npvk_op op, const std::vector<const View *> &operands, uint3
     d.accesses.push_back({v.buffer.get(), uint64_t(extent[k].first), uint64_t(extent[k].second),
                           k >= nin});
     pending.keep_alive.push_back(v.buffer);
+    if (v.buffer->managed && observer_) observer_->before_use(*v.buffer, k >= nin);
     if (k >= nin && v.buffer->host && !v.buffer->zero_copy) v.buffer->device_newer = true;
   }
   if (!space.contiguous) {
@@ -377,7 +378,15 @@ void Context::flush() {
   // reported once by the call that flushed, not replayed on every later call.
   std::vector<PendingOp> done;
   done.swap(pending_);
-  vk::BatchResult result = executor_->run(batch);
+  if (observer_) observer_->before_flush();
+  vk::BatchResult result;
+  try {
+    result = executor_->run(batch);
+  } catch (...) {
+    if (observer_) observer_->after_flush();
+    throw;
+  }
+  if (observer_) observer_->after_flush();
   ++stats_.flushes;
   stats_.dispatches += batch.size();
   stats_.barriers += result.barriers;
@@ -409,6 +418,30 @@ void Context::release() {
   pipelines_.reset();
   device_.reset();
   if (!error.empty()) fail(NPVK_ERR_DEVICE_LOST, "pending work was lost at release: " + error);
+}
+
+void Context::save_caches() {
+  if (pipelines_) pipelines_->save();
+}
+
+void Context::abandon() {
+  // Leak on purpose: destroying Vulkan objects in a forked child can hang or
+  // corrupt the parent's device state.
+  for (PendingOp &p : pending_) p.keep_alive.clear();
+  pending_.clear();
+  for (auto &weak : buffers_) {
+    if (auto buffer = weak.lock()) {
+      buffer->device.release();
+      buffer->host_pages.release();
+    }
+  }
+  buffers_.clear();
+  kernels_.clear();
+  executor_.release();
+  pipelines_.release();
+  cache_.release();
+  device_.release();
+  released_ = true;
 }
 
 npvk_stats Context::stats() const {

@@ -13,6 +13,7 @@
 
 #include "core/buffer.hpp"
 #include "core/codegen.hpp"
+#include "core/tracked_mutex.hpp"
 #include "core/view.hpp"
 #include "vulkan/executor.hpp"
 #include "vulkan/kernel_cache.hpp"
@@ -25,7 +26,7 @@ class Context : public std::enable_shared_from_this<Context> {
   static std::shared_ptr<Context> create(const npvk_context_options *options);
   ~Context();
 
-  std::recursive_mutex &mutex() { return mutex_; }
+  TrackedMutex &mutex() { return mutex_; }
   // Throws NPVK_ERR_INVALID_HANDLE after release() and NPVK_ERR_DEVICE_LOST
   // after the device was lost.
   void check_usable() const;
@@ -47,6 +48,16 @@ class Context : public std::enable_shared_from_this<Context> {
   // unusable afterwards.
   void release();
 
+  // Managed memory's observer (one per context at most); null to remove.
+  void set_observer(MemoryObserver *observer) { observer_ = observer; }
+  MemoryObserver *observer() const { return observer_; }
+  // Writes the pipeline cache to disk now (it is also written at release).
+  void save_caches();
+  // Forget the device without calling Vulkan: for the child of a fork, where
+  // the parent's Vulkan objects must not be touched.
+  void abandon();
+  bool has_pending() const { return !pending_.empty(); }
+
   npvk_stats stats() const;
   void reset_stats();
 
@@ -64,7 +75,7 @@ class Context : public std::enable_shared_from_this<Context> {
   void remember(const std::shared_ptr<Buffer> &buffer);
   void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);
 
-  mutable std::recursive_mutex mutex_;
+  mutable TrackedMutex mutex_;
   std::unique_ptr<vk::Device> device_;
   std::unique_ptr<vk::KernelCache> cache_;
   std::unique_ptr<vk::PipelineFactory> pipelines_;
@@ -76,6 +87,7 @@ class Context : public std::enable_shared_from_this<Context> {
   size_t live_buffer_estimate_ = 0;
   npvk_stats stats_{};
   bool released_ = false;
+  MemoryObserver *observer_ = nullptr;
 };
 
 }  // namespace npvk

@@ -41,4 +41,9 @@ struct View {
   }
 };
 
+// Validates a strided view of `buffer` (see npvk_view_create) and makes it.
+std::shared_ptr<View> make_view(const std::shared_ptr<Buffer> &buffer, uint64_t offset,
+                                npvk_dtype dtype, uint32_t ndim, const int64_t *shape,
+                                const int64_t *strides);
+
 }  // namespace npvk

@@ -33,23 +33,25 @@ PipelineFactory::PipelineFactory(Device &device, KernelCache &cache, uint32_t pu
 }
 
 PipelineFactory::~PipelineFactory() {
+  save();
   const Functions &fn = device_.fn();
-  if (pipeline_cache_) {
-    size_t size = 0;
-    if (cache_.enabled() && !device_.lost() &&
-        fn.vkGetPipelineCacheData(device_.handle(), pipeline_cache_, &size, nullptr) ==
-            VK_SUCCESS &&
-        size > 0) {
-      std::vector<uint8_t> data(size);
-      if (fn.vkGetPipelineCacheData(device_.handle(), pipeline_cache_, &size, data.data()) ==
-          VK_SUCCESS) {
-        data.resize(size);
-        cache_.store_blob(cache_name(), data);
-      }
-    }
-    fn.vkDestroyPipelineCache(device_.handle(), pipeline_cache_, nullptr);
-  }
+  if (pipeline_cache_) fn.vkDestroyPipelineCache(device_.handle(), pipeline_cache_, nullptr);
   if (layout_) fn.vkDestroyPipelineLayout(device_.handle(), layout_, nullptr);
+}
+
+void PipelineFactory::save() {
+  const Functions &fn = device_.fn();
+  size_t size = 0;
+  if (!pipeline_cache_ || !cache_.enabled() || device_.lost() ||
+      fn.vkGetPipelineCacheData(device_.handle(), pipeline_cache_, &size, nullptr) != VK_SUCCESS ||
+      size == 0)
+    return;
+  std::vector<uint8_t> data(size);
+  if (fn.vkGetPipelineCacheData(device_.handle(), pipeline_cache_, &size, data.data()) ==
+      VK_SUCCESS) {
+    data.resize(size);
+    cache_.store_blob(cache_name(), data);
+  }
 }
 
 std::string PipelineFactory::cache_name() const {

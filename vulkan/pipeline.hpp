@@ -20,6 +20,8 @@ class PipelineFactory {
   PipelineFactory &operator=(const PipelineFactory &) = delete;
 
   VkPipeline create(const std::vector<uint32_t> &spirv);
+  // Writes the driver's pipeline cache to the disk cache.
+  void save();
   void destroy(VkPipeline pipeline);
   VkPipelineLayout layout() const { return layout_; }
 

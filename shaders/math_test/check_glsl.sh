@@ -39,8 +39,37 @@ void main() {
 }
 GLSL
   } > "$shader"
-  glslangValidator -V --target-env vulkan1.2 -o "$out/test_$variant.spv" "$shader" > "$out/glslang_$variant.log" 2>&1 \
+  glslangValidator -V --target-env vulkan1.2 --spirv-val -o "$out/test_$variant.spv" "$shader" > "$out/glslang_$variant.log" 2>&1 \
     || { cat "$out/glslang_$variant.log"; echo "FAIL: $variant variant does not compile"; exit 1; }
   echo "ok: math_f64.glsl compiles ($variant variant) -> $out/test_$variant.spv"
 done
+# A shader that only uses npvk_fmod_f32 must not need Float64/Int64.
+shader="$out/test_f32only.comp"
+{
+  echo '#version 460'
+  echo '#extension GL_EXT_shader_explicit_arithmetic_types : require'
+  echo '#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require'
+  echo '#extension GL_EXT_buffer_reference : require'
+  cat "$src"
+  echo 'layout(local_size_x = 64) in;'
+  echo 'layout(std430, binding = 0) buffer F { float f[]; } buf;'
+  echo 'void main() { uint i = gl_GlobalInvocationID.x; buf.f[3u*i] = npvk_fmod_f32(buf.f[3u*i+1u], buf.f[3u*i+2u]); }'
+} > "$shader"
+glslangValidator -V --target-env vulkan1.2 --spirv-val -o "$out/test_f32only.spv" "$shader" > "$out/glslang_f32only.log" 2>&1 \
+  || { cat "$out/glslang_f32only.log"; echo "FAIL: f32-only shader does not compile"; exit 1; }
+python3 - "$out/test_f32only.spv" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+w = struct.unpack("<%dI" % (len(b) // 4), b)
+caps, i = set(), 5
+while i < len(w):
+    if w[i] & 0xFFFF == 17:   # OpCapability
+        caps.add(w[i + 1])
+    i += w[i] >> 16
+bad = caps & {10, 11}        # Float64, Int64
+if bad:
+    print("FAIL: npvk_fmod_f32-only shader needs capabilities %s" % sorted(bad)); sys.exit(1)
+print("ok: a shader using only npvk_fmod_f32 needs neither Float64 nor Int64")
+PY
 python3 "$here/spirv_consts.py" "$src" "$out/test_default.spv"
+python3 "$here/spirv_consts.py" "$src" "$out/test_fma.spv" --no-literals

@@ -53,12 +53,14 @@ def hi_lo(x):
 
 
 def table(name, vals, per_line=2):
-    out = ["NPVK_F64_TABLE(double, %s, %d)" % (name, len(vals))]
+    """A macro holding the initializer list; the arrays themselves are declared
+    inside the functions that use them (NPVK_F64_TABLE ... NPVK_F64_TABLE_END)
+    so that a shader not calling those functions emits no double constants."""
+    out = ["#define %s /* %d values */ \\" % (name, len(vals))]
     for i in range(0, len(vals), per_line):
         chunk = vals[i:i + per_line]
-        sep = "," if i + per_line < len(vals) else ""
-        out.append("    " + ", ".join(lit(v) for v in chunk) + sep)
-    out.append("NPVK_F64_TABLE_END")
+        last = i + per_line >= len(vals)
+        out.append("    " + ", ".join(lit(v) for v in chunk) + ("" if last else ", \\"))
     return "\n".join(out)
 
 
@@ -119,14 +121,14 @@ def generate():
         h, l = hi_lo(mpmath.power(2, mpmath.mpf(j) / EXP_N))
         ths.append(h)
         tls.append(l)
-    out.append("// 2^(j/32) = NPVK_F64_EXP_TH[j] + NPVK_F64_EXP_TL[j]")
-    out.append(table("NPVK_F64_EXP_TH", ths))
-    out.append(table("NPVK_F64_EXP_TL", tls))
+    out.append("// 2^(j/32) = TH[j] + TL[j], j = 0..31")
+    out.append(table("NPVK_F64_EXP_TH_VALUES", ths))
+    out.append(table("NPVK_F64_EXP_TL_VALUES", tls))
     invc, lch, lcl = log_table()
-    out.append("// log table: invc[i] (multiple of 2^-7), -log(invc[i]) = LOGC_HI[i] + LOGC_LO[i]")
-    out.append(table("NPVK_F64_LOG_INVC", invc, 4))
-    out.append(table("NPVK_F64_LOG_LOGC_HI", lch))
-    out.append(table("NPVK_F64_LOG_LOGC_LO", lcl))
+    out.append("// log table, i = 0..127: INVC[i] (multiple of 2^-7), -log(INVC[i]) = LOGC_HI[i] + LOGC_LO[i]")
+    out.append(table("NPVK_F64_LOG_INVC_VALUES", invc, 4))
+    out.append(table("NPVK_F64_LOG_LOGC_HI_VALUES", lch))
+    out.append(table("NPVK_F64_LOG_LOGC_LO_VALUES", lcl))
     out.append("// ---- END GENERATED ----")
     return "\n".join(out) + "\n"
 

@@ -91,8 +91,8 @@ T RandomValue(std::mt19937 &rng) {
 
 template <class T>
 std::vector<T> RandomValues(std::mt19937 &rng, size_t n) {
-  std::vector<T> out(n);
-  for (T &v : out) v = RandomValue<T>(rng);
+  std::vector<T> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(RandomValue<T>(rng));
   return out;
 }
 

@@ -390,6 +390,64 @@ NPVK_API npvk_status npvk_unary(npvk_context ctx, npvk_op op, npvk_view a, npvk_
 NPVK_API npvk_status npvk_binary(npvk_context ctx, npvk_op op, npvk_view a, npvk_view b,
                                  npvk_view out);
 
+/* ---- managed memory ------------------------------------------------------
+ *
+ * For runtimes that sit under a host program (the NumPy shim): memory the
+ * host program uses as ordinary memory, which npvk keeps coherent with the
+ * device by page protection. While the device owns newer data the pages are
+ * inaccessible (or read-only while the device reads them); a host access
+ * faults, npvk runs the pending work, makes the pages current and lets the
+ * access retry. Faults on other memory go to the previous handler unchanged.
+ * A system call cannot fault, so callers that pass managed memory to the
+ * kernel (write, read, send, recv) call npvk_managed_host_access first.
+ */
+
+typedef struct npvk_managed_stats {
+  uint32_t struct_size; /* sizeof(npvk_managed_stats) */
+  uint32_t reserved;
+  uint64_t live_allocations;
+  uint64_t live_bytes;
+  uint64_t allocations; /* ever made */
+  uint64_t faults;      /* host accesses that found device-owned pages */
+  uint64_t host_syncs_fault;    /* flushes a fault caused */
+  uint64_t host_syncs_explicit; /* npvk_managed_sync / host_access that had to flush */
+  uint64_t host_syncs_free;     /* flushes needed to free memory pending work used */
+  uint64_t host_syncs_fork;
+  uint64_t host_syncs_exit;
+  uint64_t bytes_to_device;
+  uint64_t bytes_to_host;
+} npvk_managed_stats;
+
+/* Creates the process-wide managed context (the first call only; later calls
+ * return the same handle) and installs the fault handler. The handle stays
+ * owned by npvk: do not release it. */
+NPVK_API npvk_status npvk_managed_enable(const npvk_context_options *options, npvk_context *out);
+/* Runs all pending work and makes every managed allocation plain host memory.
+ * Allocations stay valid; later npvk_managed_view calls fail until the next
+ * npvk_managed_enable. */
+NPVK_API npvk_status npvk_managed_disable(void);
+/* 1 in `out` while managed memory is enabled and usable in this process (0
+ * after disable, and in the child of a fork). */
+NPVK_API npvk_status npvk_managed_active(int *out);
+/* Page-aligned host memory of `size` bytes (zero-filled when `zero`). */
+NPVK_API npvk_status npvk_managed_alloc(uint64_t size, int zero, void **out);
+/* Frees a managed allocation; pending work on it finishes first. */
+NPVK_API npvk_status npvk_managed_free(void *ptr);
+/* Whether `ptr` lies in a managed allocation; its start and size if so. */
+NPVK_API npvk_status npvk_managed_lookup(const void *ptr, int *found, void **base,
+                                         uint64_t *size);
+/* A view of managed memory: as npvk_view_create, with the element at index 0
+ * at `ptr`. NPVK_ERR_INVALID_ARGUMENT if `ptr` is not managed memory. */
+NPVK_API npvk_status npvk_managed_view(const void *ptr, npvk_dtype dtype, uint32_t ndim,
+                                       const int64_t *shape, const int64_t *strides,
+                                       npvk_view *out);
+/* Makes [ptr, ptr+size) current and accessible to the host (writable when
+ * `write`). A no-op for memory that is not managed. */
+NPVK_API npvk_status npvk_managed_host_access(const void *ptr, uint64_t size, int write);
+/* Runs all pending work; every managed allocation is then host-current. */
+NPVK_API npvk_status npvk_managed_sync(void);
+NPVK_API npvk_status npvk_managed_get_stats(npvk_managed_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

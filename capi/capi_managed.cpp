@@ -1,0 +1,117 @@
+// Managed memory: the host-coherent allocations interposing runtimes use.
+#include "capi/capi_common.hpp"
+#include "interpose/managed_memory.hpp"
+
+using namespace npvk;
+
+namespace {
+
+ManagedMemory &managed() {
+  ManagedMemory *mm = ManagedMemory::instance();
+  require(mm != nullptr, NPVK_ERR_INVALID_ARGUMENT,
+          "managed memory is not enabled (call npvk_managed_enable first)");
+  return *mm;
+}
+
+}  // namespace
+
+extern "C" {
+
+NPVK_API npvk_status npvk_managed_enable(const npvk_context_options *options, npvk_context *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    static uint64_t handle = 0;  // the one context handle, made once
+    ManagedMemory &mm = ManagedMemory::enable(options);
+    ContextLock lock(mm.context()->mutex());
+    if (!handle) handle = handle_add(HandleKind::Context, mm.context());
+    out->id = handle;
+  });
+}
+
+NPVK_API npvk_status npvk_managed_disable(void) {
+  return guarded([&] {
+    if (ManagedMemory *mm = ManagedMemory::instance()) mm->set_active(false);
+  });
+}
+
+NPVK_API npvk_status npvk_managed_active(int *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    ManagedMemory *mm = ManagedMemory::instance();
+    *out = mm && mm->active();
+  });
+}
+
+NPVK_API npvk_status npvk_managed_alloc(uint64_t size, int zero, void **out) {
+  return guarded([&] {
+    require_out(out, "out");
+    *out = managed().allocate(size, zero != 0);
+  });
+}
+
+NPVK_API npvk_status npvk_managed_free(void *ptr) {
+  return guarded([&] {
+    if (ptr) managed().free(ptr);
+  });
+}
+
+NPVK_API npvk_status npvk_managed_lookup(const void *ptr, int *found, void **base,
+                                         uint64_t *size) {
+  return guarded([&] {
+    require_out(found, "found");
+    *found = 0;
+    ManagedMemory *mm = ManagedMemory::instance();
+    if (!mm) return;
+    ContextLock lock(mm->context()->mutex());
+    if (ManagedMemory::Allocation *a = mm->find(ptr)) {
+      *found = 1;
+      if (base) *base = a->base;
+      if (size) *size = a->size;
+    }
+  });
+}
+
+NPVK_API npvk_status npvk_managed_view(const void *ptr, npvk_dtype dtype, uint32_t ndim,
+                                       const int64_t *shape, const int64_t *strides,
+                                       npvk_view *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    ManagedMemory &mm = managed();
+    ContextLock lock(mm.context()->mutex());
+    require(mm.active(), NPVK_ERR_UNSUPPORTED, "managed memory is disabled in this process");
+    mm.context()->check_usable();
+    ManagedMemory::Allocation *a = mm.find(ptr);
+    require(a != nullptr, NPVK_ERR_INVALID_ARGUMENT, "the pointer is not in managed memory");
+    uint64_t offset = uint64_t(static_cast<const uint8_t *>(ptr) - a->base);
+    out->id = handle_add(HandleKind::View,
+                         make_view(mm.buffer_of(*a), offset, dtype, ndim, shape, strides));
+  });
+}
+
+NPVK_API npvk_status npvk_managed_host_access(const void *ptr, uint64_t size, int write) {
+  return guarded([&] {
+    if (ManagedMemory *mm = ManagedMemory::instance()) mm->host_access(ptr, size, write != 0);
+  });
+}
+
+NPVK_API npvk_status npvk_managed_sync(void) {
+  return guarded([&] {
+    if (ManagedMemory *mm = ManagedMemory::instance())
+      mm->sync_all(&npvk_managed_stats::host_syncs_explicit);
+  });
+}
+
+NPVK_API npvk_status npvk_managed_get_stats(npvk_managed_stats *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    npvk_managed_stats s{};
+    s.struct_size = sizeof s;
+    if (ManagedMemory *mm = ManagedMemory::instance()) {
+      ContextLock lock(mm->context()->mutex());
+      s = mm->stats();
+    }
+    copy_sized(out, s);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,39 @@
+// The context lock. It counts, per thread, how many such locks the thread
+// holds, so the fault handler can tell a fault inside npvk's own critical
+// sections (a bug it must not try to handle, or it would deadlock) from a
+// fault of the host program.
+#pragma once
+
+#include <mutex>
+
+namespace npvk {
+
+class TrackedMutex {
+ public:
+  void lock() {
+    mutex_.lock();
+    ++depth();
+  }
+  bool try_lock() {
+    if (!mutex_.try_lock()) return false;
+    ++depth();
+    return true;
+  }
+  void unlock() {
+    --depth();
+    mutex_.unlock();
+  }
+  // How many TrackedMutex locks the calling thread holds.
+  static int held_by_this_thread() { return depth(); }
+
+ private:
+  static int &depth() {
+    thread_local int d = 0;
+    return d;
+  }
+  std::recursive_mutex mutex_;
+};
+
+using ContextLock = std::lock_guard<TrackedMutex>;
+
+}  // namespace npvk

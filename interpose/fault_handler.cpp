@@ -1,0 +1,93 @@
+#include "interpose/fault_handler.hpp"
+
+#include <signal.h>
+#include <ucontext.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/tracked_mutex.hpp"
+#include "interpose/managed_memory.hpp"
+
+namespace npvk {
+namespace {
+
+struct sigaction g_previous_segv {};
+struct sigaction g_previous_bus {};
+
+bool is_write_fault(void *ucontext) {
+#if defined(__x86_64__)
+  // Bit 1 of the page-fault error code: the access was a write.
+  return (static_cast<ucontext_t *>(ucontext)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+  (void)ucontext;
+  return true;  // unknown: treat as a write, which is always safe
+#endif
+}
+
+void pass_on(int sig, siginfo_t *info, void *ucontext) {
+  const struct sigaction &prev = sig == SIGBUS ? g_previous_bus : g_previous_segv;
+  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
+    prev.sa_sigaction(sig, info, ucontext);
+  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN && prev.sa_handler) {
+    prev.sa_handler(sig);
+  } else {
+    // Returning re-executes the faulting access, which now kills the process
+    // with the usual signal, as if npvk were not there.
+    signal(sig, SIG_DFL);
+  }
+}
+
+void on_fault(int sig, siginfo_t *info, void *ucontext) {
+  int saved_errno = errno;
+  ManagedMemory *mm = ManagedMemory::instance();
+  // A fault while this thread holds npvk's lock is not a host access to
+  // managed memory but a bug in npvk; handling it would deadlock.
+  bool ours = false;
+  if (mm && info && info->si_code > 0 && TrackedMutex::held_by_this_thread() == 0) {
+    try {
+      ours = mm->handle_fault(info->si_addr, is_write_fault(ucontext));
+    } catch (const std::exception &e) {
+      // The data cannot be made current: stopping beats computing on stale data.
+      std::fprintf(stderr, "npvk: cannot make managed memory current after a fault: %s\n",
+                   e.what());
+      std::abort();
+    }
+  }
+  errno = saved_errno;
+  if (!ours) pass_on(sig, info, ucontext);
+}
+
+void ensure_alternate_stack() {
+  stack_t current{};
+  if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;
+  // Resolving a fault runs a flush, so the stack must be roomy.
+  const size_t size = 1 << 20;
+  stack_t st{};
+  st.ss_sp = std::malloc(size);  // lives as long as the thread; never freed
+  st.ss_size = size;
+  if (st.ss_sp) sigaltstack(&st, nullptr);
+}
+
+void install(int sig, struct sigaction *previous) {
+  struct sigaction current {};
+  sigaction(sig, nullptr, &current);
+  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_fault) return;
+  struct sigaction sa {};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, previous);
+}
+
+}  // namespace
+
+void install_fault_handler() {
+  ensure_alternate_stack();
+  install(SIGSEGV, &g_previous_segv);
+  install(SIGBUS, &g_previous_bus);
+}
+
+}  // namespace npvk

@@ -1,0 +1,13 @@
+// The SIGSEGV/SIGBUS handler of managed memory. A fault on a managed page is
+// resolved (pending work runs, data comes back, protection relaxes) and the
+// access retries; any other fault goes to the handler that was installed
+// before ours, or kills the process with its usual signal.
+#pragma once
+
+namespace npvk {
+
+// Installs the handler (again, if another took its place since) and an
+// alternate signal stack for the calling thread.
+void install_fault_handler();
+
+}  // namespace npvk

@@ -1,0 +1,314 @@
+#include "interpose/managed_memory.hpp"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "core/error.hpp"
+#include "interpose/fault_handler.hpp"
+
+namespace npvk {
+namespace {
+
+ManagedMemory *g_instance = nullptr;
+std::mutex g_enable_mutex;
+bool g_fork_locked = false;
+
+int protection_of(ManagedMemory::State s) {
+  switch (s) {
+    case ManagedMemory::State::Host: return PROT_READ | PROT_WRITE;
+    case ManagedMemory::State::DeviceReads:
+    case ManagedMemory::State::Shared: return PROT_READ;
+    default: return PROT_NONE;
+  }
+}
+
+}  // namespace
+
+ManagedMemory *ManagedMemory::instance() { return g_instance; }
+
+ManagedMemory &ManagedMemory::enable(const npvk_context_options *options) {
+  std::lock_guard<std::mutex> guard(g_enable_mutex);
+  if (g_instance) {
+    require(!g_instance->forked_, NPVK_ERR_UNSUPPORTED,
+            "managed memory is unavailable in the child of a fork");
+    ContextLock lock(g_instance->ctx_->mutex());
+    g_instance->active_ = true;
+    install_fault_handler();
+    return *g_instance;
+  }
+  std::shared_ptr<Context> ctx = Context::create(options);
+  // Never destroyed: arrays may be freed during interpreter shutdown, after
+  // every static destructor of ours would have run.
+  auto *mm = new ManagedMemory(std::move(ctx));
+  mm->ctx_->set_observer(mm);
+  install_fault_handler();
+  std::atexit(at_exit);
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+  g_instance = mm;
+  return *mm;
+}
+
+ManagedMemory::ManagedMemory(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {
+  long page = sysconf(_SC_PAGESIZE);
+  if (page > 0) page_ = uint64_t(page);
+  stats_.struct_size = sizeof(npvk_managed_stats);
+}
+
+void ManagedMemory::set_active(bool active) {
+  ContextLock lock(ctx_->mutex());
+  if (!active && active_ && !forked_) sync_all(&npvk_managed_stats::host_syncs_explicit);
+  active_ = active;
+}
+
+void *ManagedMemory::allocate(uint64_t size, bool /*zero: fresh mappings are zero*/) {
+  uint64_t mapped = ((size ? size : 1) + page_ - 1) / page_ * page_;
+  void *p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) fail(NPVK_ERR_OUT_OF_HOST_MEMORY, "mmap of " + std::to_string(mapped) +
+                                                             " bytes failed: " + strerror(errno));
+  auto *a = new Allocation();
+  a->base = static_cast<uint8_t *>(p);
+  a->size = size;
+  a->mapped = mapped;
+  ContextLock lock(ctx_->mutex());
+  allocations_[reinterpret_cast<uintptr_t>(p)] = a;
+  ++stats_.allocations;
+  ++stats_.live_allocations;
+  stats_.live_bytes += size;
+  return p;
+}
+
+ManagedMemory::Allocation *ManagedMemory::find(const void *ptr) {
+  auto key = reinterpret_cast<uintptr_t>(ptr);
+  auto it = allocations_.upper_bound(key);
+  if (it == allocations_.begin()) return nullptr;
+  --it;
+  Allocation *a = it->second;
+  if (key >= it->first + a->mapped || a->freed) return nullptr;
+  return a;
+}
+
+void ManagedMemory::free(void *ptr) {
+  ContextLock lock(ctx_->mutex());
+  auto it = allocations_.find(reinterpret_cast<uintptr_t>(ptr));
+  require(it != allocations_.end() && !it->second->freed, NPVK_ERR_INVALID_ARGUMENT,
+          "npvk_managed_free: not the start of a managed allocation");
+  Allocation *a = it->second;
+  stats_.live_allocations -= 1;
+  stats_.live_bytes -= a->size;
+  if (a->queued) {
+    // Queued work still reads or writes it: unmap after that work has run.
+    a->freed = true;
+    return;
+  }
+  release_allocation(*a);
+}
+
+void ManagedMemory::release_allocation(Allocation &a) {
+  if (a.buffer) {
+    if (forked_) {
+      // The parent's Vulkan objects must not be destroyed here: leak them.
+      new std::shared_ptr<Buffer>(std::move(a.buffer));
+    } else {
+      a.buffer->device.reset();
+      a.buffer->host_pages.reset();
+      a.buffer->managed = nullptr;
+      a.buffer.reset();
+    }
+  }
+  munmap(a.base, a.mapped);
+  allocations_.erase(reinterpret_cast<uintptr_t>(a.base));
+  delete &a;
+}
+
+std::shared_ptr<Buffer> ManagedMemory::buffer_of(Allocation &a) {
+  if (!a.buffer) {
+    // The pages are current (a new buffer means no device work used them),
+    // so a mirrored buffer starts as a copy of them.
+    if (a.state != State::Host) protect(a, State::Host);
+    a.buffer = ctx_->wrap_host(a.base, a.mapped);
+    a.buffer->managed = &a;
+    a.device_valid = true;
+  }
+  return a.buffer;
+}
+
+void ManagedMemory::protect(Allocation &a, State state) {
+  if (mprotect(a.base, a.mapped, protection_of(state)) != 0)
+    fail(NPVK_ERR_INTERNAL, std::string("mprotect failed: ") + strerror(errno));
+  a.state = state;
+}
+
+void ManagedMemory::before_use(Buffer &buffer, bool write) {
+  Allocation &a = *static_cast<Allocation *>(buffer.managed);
+  if (buffer.zero_copy) {
+    if (write) protect(a, State::DeviceWrites);
+    else if (a.state == State::Host) protect(a, State::DeviceReads);
+  } else {
+    if (!a.device_valid) {
+      // The host changed the pages since the device last saw them. Queued
+      // work must see the old contents, so it runs before the upload.
+      if (a.state != State::Host) protect(a, State::Host);
+      ctx_->host_modified(buffer);
+      a.device_valid = true;
+    }
+    if (write) protect(a, State::Device);
+    else if (a.state == State::Host) protect(a, State::Shared);
+  }
+  if (!a.queued) {
+    a.queued = true;
+    queued_.push_back(&a);
+  }
+}
+
+void ManagedMemory::before_flush() {
+  // A CPU driver (lavapipe) reaches zero-copy pages through the same virtual
+  // addresses as the host: they must be accessible while the batch runs.
+  for (Allocation *a : queued_)
+    if (a->buffer && a->buffer->zero_copy && a->state != State::Host)
+      mprotect(a->base, a->mapped, PROT_READ | PROT_WRITE);
+}
+
+void ManagedMemory::after_flush() {
+  std::vector<Allocation *> done;
+  done.swap(queued_);
+  for (Allocation *a : done) {
+    a->queued = false;
+    if (a->buffer && a->buffer->zero_copy) a->state = State::Host;  // pages already read-write
+    if (a->freed) release_allocation(*a);
+  }
+}
+
+void ManagedMemory::make_host_accessible(Allocation &a, bool write) {
+  switch (a.state) {
+    case State::Host:
+      return;
+    case State::DeviceReads:
+      if (write) ctx_->flush();
+      return;
+    case State::DeviceWrites:
+      ctx_->flush();
+      return;
+    case State::Device:
+      if (a.queued) ctx_->flush();
+      protect(a, State::Host);  // the download writes the pages
+      ctx_->sync_buffer(*a.buffer);
+      stats_.bytes_to_host += a.mapped;
+      if (!write) protect(a, State::Shared);
+      else a.device_valid = false;
+      return;
+    case State::Shared:
+      if (write) {
+        protect(a, State::Host);
+        a.device_valid = false;
+      }
+      return;
+  }
+}
+
+void ManagedMemory::host_access(const void *ptr, uint64_t size, bool write) {
+  ContextLock lock(ctx_->mutex());
+  const auto *p = static_cast<const uint8_t *>(ptr);
+  const uint8_t *end = p + (size ? size : 1);
+  while (p < end) {
+    Allocation *a = find(p);
+    if (!a) {
+      // Not managed here; the next managed allocation may start within the range.
+      auto it = allocations_.upper_bound(reinterpret_cast<uintptr_t>(p));
+      if (it == allocations_.end() || it->first >= reinterpret_cast<uintptr_t>(end)) return;
+      p = reinterpret_cast<const uint8_t *>(it->first);
+      continue;
+    }
+    if (a->state != State::Host) {
+      uint64_t flushes = ctx_->stats().flushes;
+      make_host_accessible(*a, write);
+      if (ctx_->stats().flushes != flushes) ++stats_.host_syncs_explicit;
+    }
+    p = a->base + a->mapped;
+  }
+}
+
+bool ManagedMemory::handle_fault(void *addr, bool write) {
+  ContextLock lock(ctx_->mutex());
+  Allocation *a = find(addr);
+  if (!a) return false;
+  ++stats_.faults;
+  if (a->state == State::Host) {
+    // Another thread made it accessible between the fault and this lock.
+    mprotect(a->base, a->mapped, PROT_READ | PROT_WRITE);
+    return true;
+  }
+  uint64_t flushes = ctx_->stats().flushes;
+  make_host_accessible(*a, write);
+  if (ctx_->stats().flushes != flushes) ++stats_.host_syncs_fault;
+  return true;
+}
+
+void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason) {
+  ContextLock lock(ctx_->mutex());
+  bool any = ctx_->has_pending();
+  for (auto &entry : allocations_) any = any || entry.second->state != State::Host;
+  if (!any) return;
+  ++(stats_.*reason);
+  ctx_->flush();
+  for (auto &entry : allocations_) {
+    Allocation &a = *entry.second;
+    if (a.state == State::Device || a.state == State::Shared) make_host_accessible(a, true);
+    else if (a.state != State::Host) protect(a, State::Host);
+  }
+}
+
+void ManagedMemory::at_exit() {
+  ManagedMemory *mm = g_instance;
+  if (!mm || mm->forked_) return;
+  try {
+    mm->sync_all(&npvk_managed_stats::host_syncs_exit);
+    ContextLock lock(mm->ctx_->mutex());
+    mm->ctx_->save_caches();
+  } catch (...) {
+    // Nothing left to report to at exit.
+  }
+}
+
+void ManagedMemory::before_fork() {
+  ManagedMemory *mm = g_instance;
+  if (!mm || mm->forked_) return;
+  mm->ctx_->mutex().lock();  // held across fork, released on both sides
+  g_fork_locked = true;
+  try {
+    // The child cannot use the device: it must inherit current host pages.
+    mm->sync_all(&npvk_managed_stats::host_syncs_fork);
+  } catch (...) {
+  }
+}
+
+void ManagedMemory::after_fork_parent() {
+  if (g_fork_locked) {
+    g_fork_locked = false;
+    g_instance->ctx_->mutex().unlock();
+  }
+}
+
+void ManagedMemory::after_fork_child() {
+  ManagedMemory *mm = g_instance;
+  if (!mm || !g_fork_locked) return;
+  g_fork_locked = false;
+  mm->forked_ = true;
+  mm->ctx_->abandon();
+  for (auto &entry : mm->allocations_) {
+    Allocation &a = *entry.second;
+    if (a.buffer) new std::shared_ptr<Buffer>(std::move(a.buffer));  // see release_allocation
+    a.queued = false;
+    if (a.state != State::Host) mm->protect(a, State::Host);
+  }
+  mm->queued_.clear();
+  mm->ctx_->mutex().unlock();
+}
+
+}  // namespace npvk

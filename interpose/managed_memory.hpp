@@ -1,0 +1,89 @@
+// Managed memory: host allocations that the device may own for a while, kept
+// coherent by page protection (see docs/architecture.md, "Managed memory").
+//
+// Each allocation is its own page-aligned mapping. Its state says who may
+// touch the pages:
+//   Host          the host copy is current; pages read-write.
+//   DeviceReads   (zero-copy) queued work reads the pages; read-only.
+//   DeviceWrites  (zero-copy) queued work writes the pages; no access.
+//   Shared        (mirrored) host and device copies are equal; read-only.
+//   Device        (mirrored) the device copy is newer; no access.
+// A host access that the protection forbids faults; the fault handler
+// (fault_handler.cpp) calls make_host_accessible, which runs the queued work,
+// copies data back where needed, and relaxes the protection.
+#pragma once
+
+#include <npvk/npvk.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/context.hpp"
+
+namespace npvk {
+
+class ManagedMemory : public MemoryObserver {
+ public:
+  enum class State { Host, DeviceReads, DeviceWrites, Shared, Device };
+
+  struct Allocation {
+    uint8_t *base = nullptr;
+    uint64_t size = 0;    // what the caller asked for
+    uint64_t mapped = 0;  // page multiple
+    State state = State::Host;
+    std::shared_ptr<Buffer> buffer;  // made on first device use
+    bool device_valid = false;       // mirrored: the device copy holds the data
+    bool queued = false;             // some queued work uses it
+    bool freed = false;              // freed by the caller; unmapped after the flush
+  };
+
+  // The process-wide instance, or null before the first enable().
+  static ManagedMemory *instance();
+  static ManagedMemory &enable(const npvk_context_options *options);
+
+  const std::shared_ptr<Context> &context() const { return ctx_; }
+  bool active() const { return active_ && !forked_; }
+  void set_active(bool active);
+
+  void *allocate(uint64_t size, bool zero);
+  void free(void *ptr);
+  // The allocation containing `ptr`, or null. Caller holds the context lock.
+  Allocation *find(const void *ptr);
+  // The device buffer of an allocation (made on first use).
+  std::shared_ptr<Buffer> buffer_of(Allocation &a);
+  // Make [ptr, ptr+size) current for the host, writable when `write`.
+  void host_access(const void *ptr, uint64_t size, bool write);
+  // Called by the fault handler: returns false when `addr` is not ours.
+  bool handle_fault(void *addr, bool write);
+  void sync_all(uint64_t npvk_managed_stats::*reason);
+
+  npvk_managed_stats stats() const { return stats_; }
+
+  // MemoryObserver
+  void before_use(Buffer &buffer, bool write) override;
+  void before_flush() override;
+  void after_flush() override;
+
+ private:
+  explicit ManagedMemory(std::shared_ptr<Context> ctx);
+  void protect(Allocation &a, State state);
+  void make_host_accessible(Allocation &a, bool write);
+  void release_allocation(Allocation &a);
+  static void at_exit();
+  static void before_fork();
+  static void after_fork_parent();
+  static void after_fork_child();
+
+  std::shared_ptr<Context> ctx_;
+  std::map<uintptr_t, Allocation *> allocations_;  // by base address
+  std::vector<Allocation *> queued_;               // used by queued work since the last flush
+  npvk_managed_stats stats_{};
+  bool active_ = true;
+  bool forked_ = false;
+  uint64_t page_ = 4096;
+};
+
+}  // namespace npvk

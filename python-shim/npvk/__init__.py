@@ -1,0 +1,167 @@
+"""npvk: run unmodified NumPy programs on any Vulkan GPU.
+
+``NPVK=1 python3 script.py`` or ``python3 -m npvk script.py`` enables npvk for a
+whole program; ``npvk.enable()`` / ``npvk.disable()`` do it from code. Large
+array work then runs on the device through npvk's C runtime, with NumPy's
+results; anything npvk cannot do runs on NumPy's own path and is counted in
+``npvk.stats()``.
+"""
+
+import os
+import threading
+
+import numpy as _np
+
+from . import _native
+
+__all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device"]
+
+# Measured on lavapipe with 2 cores (see docs/python.md): below about 1 MiB the
+# cost of recording and synchronising exceeds NumPy's own loop time.
+DEFAULT_MIN_BYTES = 1 << 20
+
+_lock = threading.Lock()
+_enabled = False
+_min_bytes = DEFAULT_MIN_BYTES
+_original_seterr = None
+
+# npvk dtype codes of capi/include/npvk/npvk.h, by NumPy (kind, itemsize).
+_DTYPE_CODES = {
+    ("b", 1): 0,
+    ("i", 1): 1, ("i", 2): 2, ("i", 4): 3, ("i", 8): 4,
+    ("u", 1): 5, ("u", 2): 6, ("u", 4): 7, ("u", 8): 8,
+    ("f", 2): 9, ("f", 4): 10, ("f", 8): 11,
+}
+
+
+def _npvk_dtype(char):
+    dt = _np.dtype(char)
+    return _DTYPE_CODES.get((dt.kind, dt.itemsize))
+
+
+def _min_bytes_from_env():
+    value = os.environ.get("NPVK_MIN_BYTES")
+    if value is None or value == "":
+        return DEFAULT_MIN_BYTES
+    try:
+        return max(0, int(value))
+    except ValueError:
+        raise ValueError(f"NPVK_MIN_BYTES must be a number of bytes, not {value!r}") from None
+
+
+def _strict(err):
+    return any(err.get(k) in ("raise", "call", "log") for k in ("divide", "over", "under", "invalid"))
+
+
+def _tracking_seterr(*args, **kwargs):
+    # np.errstate calls np.seterr on entry and exit, so this sees both.
+    old = _original_seterr(*args, **kwargs)
+    _native.set_strict_errors(_strict(_np.geterr()))
+    return old
+
+
+def _replace_loops():
+    replaced = 0
+    for opcode, name, nin, nout, implemented in _native.op_table():
+        ufunc = getattr(_np, name, None)
+        if not implemented or not isinstance(ufunc, _np.ufunc):
+            continue
+        if ufunc.nin != nin or ufunc.nout != nout:
+            continue
+        for types in ufunc.types:
+            chars = types.replace("->", "")
+            codes = [_npvk_dtype(c) for c in chars]
+            if any(c is None for c in codes):
+                continue
+            nums = [_np.dtype(c).num for c in chars]
+            if _native.replace_loop(ufunc, opcode, nums, codes):
+                replaced += 1
+    return replaced
+
+
+def enable(min_bytes=None, device=None):
+    """Send NumPy's large array work to the Vulkan device.
+
+    min_bytes: arrays smaller than this stay on NumPy's path (default: the
+    NPVK_MIN_BYTES environment variable, else DEFAULT_MIN_BYTES).
+    device: index or name substring (default: NPVK_DEVICE, else the best GPU,
+    else lavapipe).
+    """
+    global _enabled, _original_seterr, _min_bytes
+    with _lock:
+        if min_bytes is None:
+            min_bytes = _min_bytes_from_env()
+        _min_bytes = int(min_bytes)
+        if _enabled:
+            _native.set_min_bytes(int(min_bytes))
+            return
+        _native.enable(int(min_bytes), device)
+        try:
+            _replace_loops()
+        except BaseException:
+            _native.disable()
+            raise
+        _original_seterr = _np.seterr
+        _np.seterr = _tracking_seterr
+        _native.set_strict_errors(_strict(_np.geterr()))
+        _hook_faulthandler()
+        _enabled = True
+
+
+def disable():
+    """Run pending work, restore NumPy's loops and allocator."""
+    global _enabled, _original_seterr
+    with _lock:
+        if not _enabled:
+            return
+        _native.disable()
+        if _original_seterr is not None:
+            _np.seterr = _original_seterr
+            _original_seterr = None
+        _enabled = False
+
+
+def is_enabled():
+    return _enabled and _native.active()
+
+
+def sync():
+    """Wait for all pending device work; every array is then current on the host."""
+    _native.sync()
+
+
+def stats():
+    """What npvk did: ops on the device and fallbacks (by ufunc and reason), host
+    syncs (by reason), kernels compiled, cache hits, bytes moved, device time."""
+    return _native.stats()
+
+
+def reset_stats():
+    _native.reset_stats()
+
+
+def device():
+    """The device in use, or None before enable()."""
+    return _native.device_info()
+
+
+def _hook_faulthandler():
+    # npvk resolves page faults on device-owned arrays. faulthandler.enable()
+    # (pytest turns it on) would put its own SIGSEGV handler in front, which
+    # treats those faults as crashes, so npvk re-installs itself in front of it.
+    import faulthandler
+
+    if getattr(faulthandler.enable, "_npvk", False):
+        return
+    original = faulthandler.enable
+
+    def enable(*args, **kwargs):
+        result = original(*args, **kwargs)
+        _native.enable(_min_bytes, None)
+        return result
+
+    enable._npvk = True
+    faulthandler.enable = enable
+    if faulthandler.is_enabled():
+        _native.enable(_min_bytes, None)
+

@@ -1,0 +1,77 @@
+// The NEP 49 data allocator: arrays of at least NPVK_MIN_BYTES get managed
+// memory (page-aligned mappings that the device can use in place); smaller
+// ones come from the C library's malloc, as with NumPy's own handler.
+// (Not mimalloc: Debian's libmimalloc.so replaces malloc for the whole process
+// once loaded, and lavapipe's LLVM then frees a pointer glibc never made.)
+#include <malloc.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "numpy_api.hpp"
+#include "shim.hpp"
+
+namespace npvk_shim {
+namespace {
+
+bool is_managed(void *ptr, uint64_t *size) {
+  int found = 0;
+  void *base = nullptr;
+  return ptr && npvk_managed_lookup(ptr, &found, &base, size) == NPVK_SUCCESS && found &&
+         base == ptr;
+}
+
+void *allocate(uint64_t size, bool zero) {
+  int active = 0;
+  if (settings().enabled && size >= settings().min_bytes &&
+      npvk_managed_active(&active) == NPVK_SUCCESS && active) {
+    void *p = nullptr;
+    if (npvk_managed_alloc(size, zero, &p) == NPVK_SUCCESS) return p;
+    // No managed memory to be had: an ordinary allocation still works.
+  }
+  return zero ? std::calloc(1, size ? size : 1) : std::malloc(size ? size : 1);
+}
+
+void *shim_malloc(void *, size_t size) { return allocate(size, false); }
+
+void *shim_calloc(void *, size_t nelem, size_t elsize) {
+  size_t size = 0;
+  if (__builtin_mul_overflow(nelem, elsize, &size)) return nullptr;
+  return allocate(size, true);
+}
+
+void shim_free(void *, void *ptr, size_t) {
+  if (!ptr) return;
+  uint64_t size = 0;
+  if (is_managed(ptr, &size)) npvk_managed_free(ptr);
+  else std::free(ptr);
+}
+
+void *shim_realloc(void *, void *ptr, size_t new_size) {
+  if (!ptr) return allocate(new_size, false);
+  uint64_t old_size = 0;
+  bool managed = is_managed(ptr, &old_size);
+  if (!managed && new_size < settings().min_bytes) return std::realloc(ptr, new_size ? new_size : 1);
+  if (!managed) old_size = malloc_usable_size(ptr);
+  void *fresh = allocate(new_size, false);
+  if (!fresh) return nullptr;
+  // Reading managed memory may fault; the fault handler makes it current.
+  std::memcpy(fresh, ptr, old_size < new_size ? old_size : new_size);
+  if (managed) npvk_managed_free(ptr);
+  else std::free(ptr);
+  return fresh;
+}
+
+PyDataMem_Handler g_handler = {
+    "npvk",
+    1,
+    {nullptr, shim_malloc, shim_calloc, shim_realloc, shim_free},
+};
+
+}  // namespace
+
+PyObject *make_allocator_capsule() {
+  return PyCapsule_New(&g_handler, "mem_handler", nullptr);
+}
+
+}  // namespace npvk_shim

@@ -1,0 +1,259 @@
+// npvk._native: the CPython extension under the `npvk` package.
+#define NPVK_SHIM_IMPORTS_API  // this file defines NumPy's API tables
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "numpy_api.hpp"
+#include "shim.hpp"
+
+namespace npvk_shim {
+namespace {
+
+npvk_context g_ctx{0};
+PyObject *g_previous_handler = nullptr;  // NumPy's allocator while ours is set
+std::atomic<uint64_t> g_device_ops{0};
+std::mutex g_fallback_mutex;
+std::map<std::pair<std::string, std::string>, uint64_t> g_fallbacks;
+
+PyObject *raise_npvk(npvk_status status) {
+  PyErr_Format(PyExc_RuntimeError, "npvk: %s: %s", npvk_status_string(status),
+               npvk_last_error_message());
+  return nullptr;
+}
+
+PyObject *py_enable(PyObject *, PyObject *args) {
+  unsigned long long min_bytes = 0;
+  const char *device = nullptr;
+  if (!PyArg_ParseTuple(args, "Kz", &min_bytes, &device)) return nullptr;
+  npvk_context_options options{};
+  options.struct_size = sizeof options;
+  options.device = device;
+  npvk_status st = npvk_managed_enable(&options, &g_ctx);
+  if (st != NPVK_SUCCESS) return raise_npvk(st);
+  settings().min_bytes = min_bytes;
+  if (!g_previous_handler) {
+    PyObject *capsule = make_allocator_capsule();
+    if (!capsule) return nullptr;
+    g_previous_handler = PyDataMem_SetHandler(capsule);
+    Py_DECREF(capsule);
+    if (!g_previous_handler) return nullptr;
+  }
+  patch_buffer_access();
+  settings().enabled = true;
+  Py_RETURN_NONE;
+}
+
+PyObject *py_disable(PyObject *, PyObject *) {
+  settings().enabled = false;
+  restore_loops();
+  unpatch_buffer_access();
+  if (g_previous_handler) {
+    PyObject *ours = PyDataMem_SetHandler(g_previous_handler);
+    Py_XDECREF(ours);
+    Py_CLEAR(g_previous_handler);
+  }
+  npvk_status st = npvk_managed_disable();
+  if (st != NPVK_SUCCESS) return raise_npvk(st);
+  Py_RETURN_NONE;
+}
+
+PyObject *py_replace_loop(PyObject *, PyObject *args) {
+  PyObject *ufunc = nullptr, *nums = nullptr, *dtypes = nullptr;
+  int op = 0;
+  if (!PyArg_ParseTuple(args, "O!iOO", &PyUFunc_Type, &ufunc, &op, &nums, &dtypes)) return nullptr;
+  int type_nums[4] = {0}, count = int(PySequence_Size(nums));
+  npvk_dtype dts[4] = {};
+  if (count < 1 || count > 4 || PySequence_Size(dtypes) != count) {
+    PyErr_SetString(PyExc_ValueError, "1 to 4 operands expected");
+    return nullptr;
+  }
+  for (int k = 0; k < count; ++k) {
+    PyObject *n = PySequence_GetItem(nums, k), *d = PySequence_GetItem(dtypes, k);
+    type_nums[k] = int(PyLong_AsLong(n));
+    dts[k] = npvk_dtype(PyLong_AsLong(d));
+    Py_XDECREF(n);
+    Py_XDECREF(d);
+  }
+  if (PyErr_Occurred()) return nullptr;
+  std::string error;
+  bool done = replace_loop(ufunc, npvk_op(op), type_nums, dts, count, &error);
+  if (!error.empty()) {
+    PyErr_SetString(PyExc_RuntimeError, error.c_str());
+    return nullptr;
+  }
+  return PyBool_FromLong(done);
+}
+
+PyObject *py_sync(PyObject *, PyObject *) {
+  npvk_status st;
+  Py_BEGIN_ALLOW_THREADS st = npvk_managed_sync();
+  Py_END_ALLOW_THREADS if (st != NPVK_SUCCESS) return raise_npvk(st);
+  Py_RETURN_NONE;
+}
+
+PyObject *py_set_min_bytes(PyObject *, PyObject *arg) {
+  unsigned long long v = PyLong_AsUnsignedLongLong(arg);
+  if (PyErr_Occurred()) return nullptr;
+  settings().min_bytes = v;
+  Py_RETURN_NONE;
+}
+
+PyObject *py_set_strict_errors(PyObject *, PyObject *arg) {
+  settings().strict_errors = PyObject_IsTrue(arg) == 1;
+  Py_RETURN_NONE;
+}
+
+// Adds `value` under `key` to `dict`, consuming the reference.
+void put(PyObject *dict, const char *key, PyObject *value) {
+  if (value) {
+    PyDict_SetItemString(dict, key, value);
+    Py_DECREF(value);
+  }
+}
+
+PyObject *py_stats(PyObject *, PyObject *) {
+  PyObject *d = counters_as_dict();
+  if (!d) return nullptr;
+  npvk_stats s{};
+  s.struct_size = sizeof s;
+  npvk_managed_stats m{};
+  m.struct_size = sizeof m;
+  if (g_ctx.id && npvk_context_get_stats(g_ctx, &s) == NPVK_SUCCESS) {
+    put(d, "kernels_compiled", PyLong_FromUnsignedLongLong(s.kernels_compiled));
+    put(d, "cache_hits",
+        PyLong_FromUnsignedLongLong(s.kernel_cache_hits + s.disk_cache_hits));
+    put(d, "memory_cache_hits", PyLong_FromUnsignedLongLong(s.kernel_cache_hits));
+    put(d, "disk_cache_hits", PyLong_FromUnsignedLongLong(s.disk_cache_hits));
+    put(d, "flushes", PyLong_FromUnsignedLongLong(s.flushes));
+    put(d, "dispatches", PyLong_FromUnsignedLongLong(s.dispatches));
+    put(d, "bytes_to_device", PyLong_FromUnsignedLongLong(s.bytes_to_device));
+    put(d, "bytes_to_host", PyLong_FromUnsignedLongLong(s.bytes_to_host));
+    put(d, "device_seconds", PyFloat_FromDouble(s.device_seconds));
+    put(d, "compile_seconds", PyFloat_FromDouble(s.compile_seconds));
+    put(d, "validation_messages", PyLong_FromUnsignedLongLong(s.validation_messages));
+  }
+  if (npvk_managed_get_stats(&m) == NPVK_SUCCESS) {
+    PyObject *syncs = PyDict_New();
+    put(syncs, "fault", PyLong_FromUnsignedLongLong(m.host_syncs_fault));
+    put(syncs, "explicit", PyLong_FromUnsignedLongLong(m.host_syncs_explicit));
+    put(syncs, "free", PyLong_FromUnsignedLongLong(m.host_syncs_free));
+    put(syncs, "fork", PyLong_FromUnsignedLongLong(m.host_syncs_fork));
+    put(syncs, "exit", PyLong_FromUnsignedLongLong(m.host_syncs_exit));
+    put(d, "host_syncs", syncs);
+    put(d, "faults", PyLong_FromUnsignedLongLong(m.faults));
+    put(d, "managed_allocations", PyLong_FromUnsignedLongLong(m.live_allocations));
+    put(d, "managed_bytes", PyLong_FromUnsignedLongLong(m.live_bytes));
+  }
+  put(d, "loops_replaced", PyLong_FromLong(replaced_loop_count()));
+  return d;
+}
+
+PyObject *py_reset_stats(PyObject *, PyObject *) {
+  reset_counters();
+  if (g_ctx.id) npvk_context_reset_stats(g_ctx);
+  Py_RETURN_NONE;
+}
+
+PyObject *py_op_table(PyObject *, PyObject *) {
+  PyObject *list = PyList_New(0);
+  for (int op = 0; op < NPVK_OP_COUNT; ++op) {
+    npvk_op_info info{};
+    info.struct_size = sizeof info;
+    if (npvk_op_get_info(npvk_op(op), &info) != NPVK_SUCCESS) continue;
+    PyObject *row = Py_BuildValue("(isIIi)", op, info.name, info.nin, info.nout,
+                                  int(info.implemented));
+    PyList_Append(list, row);
+    Py_DECREF(row);
+  }
+  return list;
+}
+
+PyObject *py_device_info(PyObject *, PyObject *) {
+  if (!g_ctx.id) Py_RETURN_NONE;
+  npvk_device_info info{};
+  info.struct_size = sizeof info;
+  npvk_status st = npvk_context_device_info(g_ctx, &info);
+  if (st != NPVK_SUCCESS) return raise_npvk(st);
+  return Py_BuildValue("{s:s,s:s,s:i,s:i}", "name", info.name, "driver", info.driver_name,
+                       "float64", int(info.float64), "type", int(info.type));
+}
+
+PyObject *py_active(PyObject *, PyObject *) {
+  int active = 0;
+  npvk_managed_active(&active);
+  return PyBool_FromLong(active && settings().enabled);
+}
+
+PyMethodDef g_methods[] = {
+    {"enable", py_enable, METH_VARARGS, "enable(min_bytes, device): managed memory and allocator"},
+    {"disable", py_disable, METH_NOARGS, "restore NumPy's loops and allocator"},
+    {"replace_loop", py_replace_loop, METH_VARARGS,
+     "replace_loop(ufunc, op, type_nums, npvk_dtypes) -> bool"},
+    {"sync", py_sync, METH_NOARGS, "run all pending device work"},
+    {"set_min_bytes", py_set_min_bytes, METH_O, "set NPVK_MIN_BYTES"},
+    {"set_strict_errors", py_set_strict_errors, METH_O, "np.seterr asks for raise/call/log"},
+    {"stats", py_stats, METH_NOARGS, "statistics as a dict"},
+    {"reset_stats", py_reset_stats, METH_NOARGS, "zero the statistics"},
+    {"op_table", py_op_table, METH_NOARGS, "[(opcode, name, nin, nout, implemented)]"},
+    {"device_info", py_device_info, METH_NOARGS, "the device in use"},
+    {"active", py_active, METH_NOARGS, "whether arrays go to the device in this process"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "npvk._native", "npvk's NumPy shim", -1,
+                        g_methods};
+
+}  // namespace
+
+Settings &settings() {
+  static Settings s;
+  return s;
+}
+
+npvk_context context() { return g_ctx; }
+
+void count_device_op() { ++g_device_ops; }
+
+void count_fallback(const char *ufunc, const char *reason) {
+  std::lock_guard<std::mutex> lock(g_fallback_mutex);
+  ++g_fallbacks[{ufunc, reason}];
+}
+
+PyObject *counters_as_dict() {
+  PyObject *d = PyDict_New();
+  if (!d) return nullptr;
+  put(d, "ops_on_device", PyLong_FromUnsignedLongLong(g_device_ops.load()));
+  PyObject *fallback = PyDict_New();
+  uint64_t total = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_fallback_mutex);
+    for (const auto &entry : g_fallbacks) {
+      PyObject *by_reason = PyDict_GetItemString(fallback, entry.first.first.c_str());
+      if (!by_reason) {
+        by_reason = PyDict_New();
+        PyDict_SetItemString(fallback, entry.first.first.c_str(), by_reason);
+        Py_DECREF(by_reason);
+      }
+      put(by_reason, entry.first.second.c_str(), PyLong_FromUnsignedLongLong(entry.second));
+      total += entry.second;
+    }
+  }
+  put(d, "ops_fallback", fallback);
+  put(d, "ops_fallback_total", PyLong_FromUnsignedLongLong(total));
+  return d;
+}
+
+void reset_counters() {
+  g_device_ops = 0;
+  std::lock_guard<std::mutex> lock(g_fallback_mutex);
+  g_fallbacks.clear();
+}
+
+}  // namespace npvk_shim
+
+PyMODINIT_FUNC PyInit__native(void) {
+  import_array();
+  import_umath();
+  return PyModule_Create(&npvk_shim::g_module);
+}

@@ -1,0 +1,49 @@
+// Shared state of the NumPy shim (the npvk._native extension). The shim uses
+// only npvk's public C ABI; everything here is about NumPy.
+#pragma once
+
+#include <Python.h>
+#include <npvk/npvk.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace npvk_shim {
+
+struct Settings {
+  std::atomic<bool> enabled{false};
+  // Arrays smaller than this stay on NumPy's own path (NPVK_MIN_BYTES).
+  std::atomic<uint64_t> min_bytes{1u << 20};
+  // np.seterr asks for 'raise', 'call' or 'log': the device cannot signal
+  // floating-point errors, so every loop falls back.
+  std::atomic<bool> strict_errors{false};
+};
+Settings &settings();
+npvk_context context();  // the managed context (valid once enabled)
+
+// Counters by ufunc and reason, for npvk.stats().
+void count_device_op();
+void count_fallback(const char *ufunc, const char *reason);
+PyObject *counters_as_dict();  // new reference: {"ops_on_device": n, "ops_fallback": {...}}
+void reset_counters();
+
+// allocator.cpp
+PyObject *make_allocator_capsule();  // the NEP 49 handler
+
+// ufunc_loops.cpp: replaces the loop of `ufunc` with this signature (NumPy
+// type numbers, inputs then outputs) by a device loop of `op` on `dtypes`.
+// Returns false when npvk has no such loop.
+bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_dtype *dtypes,
+                  int count, std::string *error);
+void restore_loops();
+int replaced_loop_count();
+
+// buffer_access.cpp: make managed memory current before NumPy hands its
+// address to code that cannot fault (buffer protocol, tofile).
+void patch_buffer_access();
+void unpatch_buffer_access();
+
+}  // namespace npvk_shim

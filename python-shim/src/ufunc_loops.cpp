@@ -1,0 +1,166 @@
+// Device loops in place of NumPy's ufunc inner loops (the mkl_umath approach:
+// PyUFunc_ReplaceLoopBySignature, originals kept and restored on disable).
+//
+// NumPy calls a loop with pointers, a count and byte strides. When every
+// operand lies in managed memory (or is a stride-0 scalar input) and the work
+// is large enough, the loop records an npvk operation and returns at once;
+// otherwise it calls NumPy's original loop, which may fault on device-owned
+// pages and so makes them current first.
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "numpy_api.hpp"
+#include "shim.hpp"
+
+namespace npvk_shim {
+namespace {
+
+constexpr int kMaxSlots = 1024;
+constexpr int kMaxOperands = 4;
+
+struct Slot {
+  PyObject *ufunc = nullptr;  // strong reference while replaced
+  const char *name = "";
+  npvk_op op = NPVK_OP_ADD;
+  int nin = 0, nout = 0;
+  std::array<int, kMaxOperands> type_nums{};
+  std::array<npvk_dtype, kMaxOperands> dtypes{};
+  std::array<int64_t, kMaxOperands> itemsizes{};
+  PyUFuncGenericFunction original = nullptr;
+};
+
+std::array<Slot, kMaxSlots> g_slots;
+int g_used = 0;
+
+// Records the loop on the device; returns the reason it cannot, or null.
+const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
+  const int count = s.nin + s.nout;
+  if (!settings().enabled) return "disabled";
+  if (settings().strict_errors) return "errstate";
+  int64_t bytes = int64_t(n) * s.itemsizes[0];
+  if (bytes < int64_t(settings().min_bytes)) return "small";
+  for (int k = s.nin; k < count; ++k)
+    if (steps[k] == 0) return "reduction";  // an accumulating output
+  std::array<npvk_view, kMaxOperands> views{};
+  const char *reason = nullptr;
+  int made = 0;
+  for (int k = 0; k < count && !reason; ++k) {
+    npvk_status st;
+    if (k < s.nin && steps[k] == 0) {
+      // NumPy passes scalars as stride-0 operands; they travel as push constants.
+      // Reading the value may fault on device-owned memory; that is handled.
+      uint64_t value = 0;
+      std::memcpy(&value, args[k], size_t(s.itemsizes[k]));
+      st = npvk_view_create_scalar(context(), s.dtypes[k], &value, &views[k]);
+      if (st != NPVK_SUCCESS) reason = "scalar";
+    } else {
+      if (steps[k] % s.itemsizes[k] != 0 ||
+          reinterpret_cast<uintptr_t>(args[k]) % uintptr_t(s.itemsizes[k]) != 0) {
+        reason = "unaligned";
+        break;
+      }
+      int64_t shape = n, stride = steps[k];
+      st = npvk_managed_view(args[k], s.dtypes[k], 1, &shape, &stride, &views[k]);
+      if (st == NPVK_ERR_INVALID_ARGUMENT) reason = "unmanaged operand";
+      else if (st != NPVK_SUCCESS) reason = "view";
+    }
+    if (st == NPVK_SUCCESS) made = k + 1;
+  }
+  if (!reason) {
+    npvk_status st = npvk_apply(context(), s.op, uint32_t(s.nin), views.data(), uint32_t(s.nout),
+                                views.data() + s.nin);
+    if (st == NPVK_ERR_INVALID_ARGUMENT) reason = "overlap";
+    else if (st != NPVK_SUCCESS) reason = "device error";
+  }
+  for (int k = 0; k < made; ++k) npvk_view_release(views[k]);
+  return reason;
+}
+
+void run_loop(int slot, char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+  const Slot &s = g_slots[size_t(slot)];
+  const char *reason = try_device(s, args, dims[0], steps);
+  if (!reason) {
+    count_device_op();
+    return;
+  }
+  count_fallback(s.name, reason);
+  s.original(args, dims, steps, data);
+}
+
+// One distinct function per slot: NumPy tells a loop nothing about which
+// ufunc or signature it serves, so the function itself must know.
+template <int Slot>
+void loop(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+  run_loop(Slot, args, dims, steps, data);
+}
+
+template <int... I>
+constexpr std::array<PyUFuncGenericFunction, sizeof...(I)> make_trampolines(
+    std::integer_sequence<int, I...>) {
+  return {reinterpret_cast<PyUFuncGenericFunction>(&loop<I>)...};
+}
+
+const auto g_trampolines = make_trampolines(std::make_integer_sequence<int, kMaxSlots>{});
+
+}  // namespace
+
+bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_dtype *dtypes,
+                  int count, std::string *error) {
+  if (g_used >= kMaxSlots) {
+    *error = "out of loop slots";
+    return false;
+  }
+  PyUFuncObject *uf = reinterpret_cast<PyUFuncObject *>(ufunc);
+  if (uf->nin + uf->nout != count || count > kMaxOperands) {
+    *error = "arity mismatch";
+    return false;
+  }
+  int supported = 0;
+  if (npvk_op_supported(context(), op, dtypes, uint32_t(count), &supported) != NPVK_SUCCESS ||
+      !supported)
+    return false;
+  Slot &s = g_slots[size_t(g_used)];
+  s = Slot{};
+  s.op = op;
+  s.nin = uf->nin;
+  s.nout = uf->nout;
+  s.name = uf->name;
+  for (int k = 0; k < count; ++k) {
+    s.type_nums[size_t(k)] = type_nums[k];
+    s.dtypes[size_t(k)] = dtypes[k];
+    uint32_t itemsize = 0;
+    npvk_dtype_info(dtypes[k], nullptr, &itemsize);
+    s.itemsizes[size_t(k)] = itemsize;
+  }
+  std::array<int, kMaxOperands> sig = s.type_nums;
+  PyUFuncGenericFunction original = nullptr;
+  if (PyUFunc_ReplaceLoopBySignature(uf, g_trampolines[size_t(g_used)], sig.data(), &original) !=
+          0 ||
+      !original) {
+    *error = "NumPy has no loop with this signature";
+    return false;
+  }
+  s.original = original;
+  Py_INCREF(ufunc);
+  s.ufunc = ufunc;
+  ++g_used;
+  return true;
+}
+
+void restore_loops() {
+  for (int i = g_used - 1; i >= 0; --i) {
+    Slot &s = g_slots[size_t(i)];
+    PyUFuncGenericFunction replaced = nullptr;
+    std::array<int, kMaxOperands> sig = s.type_nums;
+    PyUFunc_ReplaceLoopBySignature(reinterpret_cast<PyUFuncObject *>(s.ufunc), s.original,
+                                   sig.data(), &replaced);
+    Py_CLEAR(s.ufunc);
+  }
+  g_used = 0;
+}
+
+int replaced_loop_count() { return g_used; }
+
+}  // namespace npvk_shim

@@ -1,0 +1,161 @@
+// Lazy execution: recorded work runs in recording order with the hazards between ops, buffer
+// writes and reads respected, and the statistics count what happened.
+#include <numeric>
+
+#include "npvk_test_support.hpp"
+
+namespace npvk_test {
+namespace {
+
+class Lazy : public NpvkTest {
+ protected:
+  // An int64 vector of n elements with a view over all of it; int64 keeps results exact.
+  struct Vec {
+    Buffer buf;
+    View view;
+  };
+  Vec MakeVec(const std::vector<int64_t> &values) {
+    Vec v;
+    v.buf = MakeBuffer(ctx(), values);
+    v.view = MakeView1D(v.buf, NPVK_INT64, static_cast<int64_t>(values.size()));
+    return v;
+  }
+  static std::vector<int64_t> Iota(int64_t n, int64_t start) {
+    std::vector<int64_t> v(static_cast<size_t>(n));
+    std::iota(v.begin(), v.end(), start);
+    return v;
+  }
+};
+
+TEST_F(Lazy, DependentOpsRunInOrder) {
+  const int64_t n = 1000;
+  const std::vector<int64_t> b0 = Iota(n, -300), c0 = Iota(n, 7);
+  Vec a = MakeVec(std::vector<int64_t>(n, 0)), b = MakeVec(b0), c = MakeVec(c0);
+  Vec d = MakeVec(std::vector<int64_t>(n, 0));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, b.view.get(), c.view.get(), a.view.get()));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_MULTIPLY, a.view.get(), a.view.get(), d.view.get()));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_SUBTRACT, d.view.get(), b.view.get(), a.view.get()));
+  // Write after read: b is overwritten after the ops above read it.
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_MULTIPLY, c.view.get(), c.view.get(), b.view.get()));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, a.view.get(), b.view.get(), d.view.get()));
+  const std::vector<int64_t> got_a = Read<int64_t>(a.buf);
+  const std::vector<int64_t> got_b = Read<int64_t>(b.buf);
+  const std::vector<int64_t> got_d = Read<int64_t>(d.buf);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t a1 = b0[i] + c0[i];
+    const int64_t d1 = a1 * a1;
+    const int64_t a2 = d1 - b0[i];
+    const int64_t b2 = c0[i] * c0[i];
+    ASSERT_EQ(got_a[i], a2) << "a at " << i;
+    ASSERT_EQ(got_b[i], b2) << "b at " << i;
+    ASSERT_EQ(got_d[i], a2 + b2) << "d at " << i;
+  }
+}
+
+TEST_F(Lazy, LongChainOnOneBuffer) {
+  const int64_t n = 129;
+  Vec x = MakeVec(Iota(n, 0));
+  const int64_t one = 1;
+  View inc = MakeScalar(ctx(), one);
+  for (int i = 0; i < 300; ++i) {
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, x.view.get(), inc.get(), x.view.get()));
+  }
+  EXPECT_EQ(Read<int64_t>(x.buf), Iota(n, 300));
+}
+
+TEST_F(Lazy, BufferWritesAreOrderedWithRecordedWork) {
+  const int64_t n = 257;
+  Vec src = MakeVec(Iota(n, 0));
+  Vec first = MakeVec(std::vector<int64_t>(n, 0));
+  Vec second = MakeVec(std::vector<int64_t>(n, 0));
+  NPVK_ASSERT_OK(npvk_unary(ctx(), NPVK_OP_NEGATIVE, src.view.get(), first.view.get()));
+  // Overwrites what the pending negative reads: it must still see the old values.
+  const std::vector<int64_t> replaced = Iota(n, 1000);
+  NPVK_ASSERT_OK(npvk_buffer_write(src.buf.get(), 0, replaced.data(), n * sizeof(int64_t)));
+  NPVK_ASSERT_OK(npvk_unary(ctx(), NPVK_OP_NEGATIVE, src.view.get(), second.view.get()));
+  // Overwrites part of what the second negative writes: the write comes after it.
+  const int64_t patch[2] = {42, 43};
+  NPVK_ASSERT_OK(npvk_buffer_write(second.buf.get(), 8, patch, sizeof patch));
+  std::vector<int64_t> want_first = Iota(n, 0), want_second = replaced;
+  for (int64_t &v : want_first) v = -v;
+  for (int64_t &v : want_second) v = -v;
+  want_second[1] = 42;
+  want_second[2] = 43;
+  EXPECT_EQ(Read<int64_t>(first.buf), want_first);
+  EXPECT_EQ(Read<int64_t>(second.buf), want_second);
+  EXPECT_EQ(Read<int64_t>(src.buf), replaced);
+}
+
+TEST_F(Lazy, StatsCountOpsFlushesAndKernelReuse) {
+  Vec small_a = MakeVec(Iota(100, 0)), small_b = MakeVec(Iota(100, 5));
+  Vec big_a = MakeVec(Iota(1000, 0)), big_b = MakeVec(Iota(1000, 9));
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+
+  const npvk_stats s0 = GetStats(ctx());
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_BITWISE_XOR, small_a.view.get(), small_b.view.get(),
+                             small_a.view.get()));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_BITWISE_XOR, small_a.view.get(), small_b.view.get(),
+                             small_b.view.get()));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_BITWISE_XOR, small_a.view.get(), small_b.view.get(),
+                             small_a.view.get()));
+  const npvk_stats s1 = GetStats(ctx());
+  EXPECT_EQ(s1.ops_recorded - s0.ops_recorded, 3u);
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  const npvk_stats s2 = GetStats(ctx());
+  EXPECT_EQ(s2.flushes - s1.flushes, 1u) << "one sync of pending work is one submission";
+  EXPECT_GE(s2.dispatches - s0.dispatches, 3u);
+  // The second and third op depend on the first and second.
+  EXPECT_GE(s2.barriers - s0.barriers, 2u);
+
+  // The same op on another size reuses the kernel from memory.
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_BITWISE_XOR, big_a.view.get(), big_b.view.get(),
+                             big_a.view.get()));
+  const npvk_stats s3 = GetStats(ctx());
+  EXPECT_EQ(s3.kernels_compiled, s2.kernels_compiled);
+  EXPECT_GT(s3.kernel_cache_hits, s2.kernel_cache_hits);
+  // A read of pending work flushes once.
+  std::vector<int64_t> got = Read<int64_t>(big_a.buf);
+  const npvk_stats s4 = GetStats(ctx());
+  EXPECT_EQ(s4.flushes - s3.flushes, 1u);
+  for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(got[i], i ^ (i + 9));
+
+  // A failed record counts nothing.
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  const npvk_stats s5 = GetStats(ctx());
+  EXPECT_NE(npvk_binary(ctx(), NPVK_OP_BITWISE_XOR, small_a.view.get(), big_a.view.get(),
+                        small_a.view.get()),
+            NPVK_SUCCESS);
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  const npvk_stats s6 = GetStats(ctx());
+  EXPECT_EQ(s6.ops_recorded, s5.ops_recorded);
+  EXPECT_EQ(s6.dispatches, s5.dispatches);
+}
+
+// On a context of its own: resetting the shared one would hide validation messages.
+TEST(LazyStats, ResetStatsZeroesCounters) {
+  OwnedContext own(NPVK_CONTEXT_NO_DISK_CACHE, nullptr);
+  ASSERT_NE(own.get().id, 0u);
+  npvk_buffer b{0};
+  NPVK_ASSERT_OK(npvk_buffer_create(own.get(), 64, &b));
+  npvk_view v{0};
+  const int64_t shape[] = {16};
+  NPVK_ASSERT_OK(npvk_view_create(b, 0, NPVK_FLOAT32, 1, shape, nullptr, &v));
+  NPVK_ASSERT_OK(npvk_unary(own.get(), NPVK_OP_NEGATIVE, v, v));
+  NPVK_ASSERT_OK(npvk_sync(own.get()));
+  npvk_stats before = GetStats(own.get());
+  EXPECT_EQ(before.ops_recorded, 1u);
+  EXPECT_GE(before.flushes, 1u);
+  EXPECT_EQ(before.disk_cache_hits, 0u) << "NPVK_CONTEXT_NO_DISK_CACHE reads no disk cache";
+  EXPECT_GE(before.kernels_compiled, 1u);
+  NPVK_ASSERT_OK(npvk_context_reset_stats(own.get()));
+  npvk_stats after = GetStats(own.get());
+  EXPECT_EQ(after.ops_recorded, 0u);
+  EXPECT_EQ(after.flushes, 0u);
+  EXPECT_EQ(after.kernels_compiled, 0u);
+  EXPECT_EQ(after.dispatches, 0u);
+  NPVK_EXPECT_OK(npvk_view_release(v));
+  NPVK_EXPECT_OK(npvk_buffer_release(b));
+}
+
+}  // namespace
+}  // namespace npvk_test
