@@ -70,6 +70,20 @@ class Context : public std::enable_shared_from_this<Context> {
     vk::Dispatch dispatch;
     std::vector<std::shared_ptr<Buffer>> keep_alive;  // buffers it touches
   };
+  // The queued operation that later inner-loop rows may fold into.
+  struct RowMerge {
+    bool valid = false;
+    npvk_op op = NPVK_OP_ADD;
+    uint32_t nin = 0, count = 0;
+    View first[kMaxOperands];      // the first row, as a 2-d view of one row
+    int64_t outer[kMaxOperands]{};  // bytes from one row to the next
+    uint64_t rows = 0;
+    size_t pending_index = 0;
+  };
+  void record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
+              bool replace_last);
+  bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
+  void remember_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
   const Kernel &kernel_for(const KernelSpec &spec);
   std::vector<uint32_t> spirv_for(const KernelSpec &spec);
   void remember(const std::shared_ptr<Buffer> &buffer);
@@ -83,6 +97,7 @@ class Context : public std::enable_shared_from_this<Context> {
   DeviceTraits traits_;
   std::unordered_map<std::string, Kernel> kernels_;
   std::vector<PendingOp> pending_;
+  RowMerge row_;
   std::vector<std::weak_ptr<Buffer>> buffers_;
   size_t live_buffer_estimate_ = 0;
   npvk_stats stats_{};

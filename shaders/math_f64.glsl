@@ -451,7 +451,7 @@ npvk_f64x2 npvk_f64_log_core(uint64_t ix)
     double z = uint64BitsToDouble(iz);
     double zh = uint64BitsToDouble(iz & 0xFFFFFFFFFFFFFF00UL);  // 45 significant bits
     precise double zl = z - zh;                      // exact, <= 8 bits
-    double invc = invc_tab[i];              // <= 8 significant bits
+    double invc = invc_tab[i];                       // <= 8 significant bits
     // r = z*invc - 1, exact: zh*invc and zl*invc are exact products,
     // zh*invc - 1 is exact (Sterbenz) and the final sum is representable.
     precise double r = (zh * invc - 1.0LF) + zl * invc;
@@ -546,6 +546,13 @@ double npvk_pow_f64(double x, double y)
         return uint64BitsToDouble(NPVK_F64_QNAN_BITS); // negative ** non-integer
     if (ax == NPVK_F64_ONE_BITS)
         return uint64BitsToDouble(sign | NPVK_F64_ONE_BITS); // (-1)^integer
+    if (iy == 0x4000000000000000UL && ax >= 0x2000000000000000UL) {
+        // y == 2 (x**2, common): x*x is correctly rounded, the same as NumPy's
+        // square fast path; only for |x| >= 2^-511 so the product is never
+        // subnormal (exact under flush-to-zero too).
+        precise double sq = x * x;
+        return sq;
+    }
     // finite x != 0, finite y != 0: |x|^y = exp(y * log|x|)
     npvk_f64x2 l = npvk_f64_log_core(ax);
     precise double zh = y * l.hi;

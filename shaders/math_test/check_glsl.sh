@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compile shaders/math_f64.glsl inside a small compute shader with the npvk
-# prelude (glslangValidator -V --target-env vulkan1.2), once with the default
-# (fma-free) path and once with NPVK_F64_USE_FMA, then check that every double
+# prelude (glslangValidator -V --target-env vulkan1.2 --spirv-val), with the
+# default (fma-free) path, with NPVK_F64_USE_FMA, and with the prelude that
+# core/codegen.cpp emits, then check that every double
 # literal in math_f64.glsl reached the SPIR-V as the exact intended double.
 # Needs: glslang-tools (Debian: apt-get install -y glslang-tools), python3.
 set -euo pipefail
@@ -11,13 +12,22 @@ out="${BUILD_DIR:-$here/build}"
 mkdir -p "$out"
 command -v glslangValidator >/dev/null || { echo "glslangValidator not found (apt-get install -y glslang-tools)"; exit 2; }
 
-for variant in default fma; do
+# default/fma: the prelude npvk documents; codegen: the one core/codegen.cpp
+# currently emits (no explicit _int64 line, 8/16-bit storage extensions).
+for variant in default fma codegen; do
   shader="$out/test_$variant.comp"
   {
     echo '#version 460'
-    echo '#extension GL_EXT_shader_explicit_arithmetic_types : require'
-    echo '#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require'
-    echo '#extension GL_EXT_buffer_reference : require'
+    if [ "$variant" = codegen ]; then
+      echo '#extension GL_EXT_buffer_reference : require'
+      echo '#extension GL_EXT_shader_explicit_arithmetic_types : require'
+      echo '#extension GL_EXT_shader_8bit_storage : require'
+      echo '#extension GL_EXT_shader_16bit_storage : require'
+    else
+      echo '#extension GL_EXT_shader_explicit_arithmetic_types : require'
+      echo '#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require'
+      echo '#extension GL_EXT_buffer_reference : require'
+    fi
     [ "$variant" = fma ] && echo '#define NPVK_F64_USE_FMA'
     cat "$src"
     cat <<'GLSL'

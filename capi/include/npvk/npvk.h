@@ -287,6 +287,7 @@ typedef struct npvk_stats {
   uint32_t struct_size; /* sizeof(npvk_stats) */
   uint32_t reserved;
   uint64_t ops_recorded;
+  uint64_t rows_merged;  /* ops folded into the previous one as another row */
   uint64_t flushes;      /* submissions */
   uint64_t dispatches;
   uint64_t barriers;     /* pipeline barriers recorded */
