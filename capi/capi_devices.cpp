@@ -44,7 +44,14 @@ NPVK_API npvk_status npvk_dtype_info(npvk_dtype dtype, const char **name, uint32
 NPVK_API npvk_status npvk_device_count(uint32_t *out) {
   return guarded([&] {
     require_out(out, "out");
-    *out = uint32_t(vk::shared_instance().devices().size());
+    vk::global_functions();  // no loader at all: NPVK_ERR_NO_DEVICE
+    try {
+      *out = uint32_t(vk::shared_instance().devices().size());
+    } catch (const Error &e) {
+      // A loader without any driver refuses to make an instance: no devices.
+      if (e.status() != NPVK_ERR_NO_DEVICE) throw;
+      *out = 0;
+    }
   });
 }
 

@@ -245,10 +245,13 @@ std::string generate_glsl(const KernelSpec &s, const DeviceTraits &traits) {
   out << "layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Meta "
          "{ int64_t v[]; };\n"
       << "layout(push_constant, std430) uniform Push {\n  uint64_t operand[" << kMaxOperands
-      << "];\n  uint64_t meta;\n  uint64_t count;\n} pc;\n";
+      << "];\n  uint64_t meta;\n  uint64_t count;\n  uint64_t tables;\n} pc;\n";
 
   const bool math = uses_math_f64(s);
-  if (math) out << shader_text("math_f64.glsl") << "\n";
+  // The math library reads its constant tables from a buffer: a dynamically
+  // indexed GLSL constant array is copied into every invocation's private
+  // memory on some drivers (lavapipe), which costs more than the math.
+  if (math) out << "#define NPVK_F64_TABLES pc.tables\n" << shader_text("math_f64.glsl") << "\n";
   if (loop.kind == DtypeKind::Float) {
     const bool divmod = s.op == NPVK_OP_FMOD || s.op == NPVK_OP_REMAINDER ||
                         s.op == NPVK_OP_FLOOR_DIVIDE;

@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/math_tables.hpp"
 #include "core/op_table.hpp"
 #include "vulkan/compiler.hpp"
 #include "vulkan/reflection.hpp"
@@ -33,7 +35,8 @@ const vk::PushLayout &expected_push_layout() {
   static const vk::PushLayout layout{sizeof(PushConstants),
                                      {offsetof(PushConstants, operand),
                                       offsetof(PushConstants, meta),
-                                      offsetof(PushConstants, count)}};
+                                      offsetof(PushConstants, count),
+                                      offsetof(PushConstants, tables)}};
   return layout;
 }
 
@@ -62,6 +65,12 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
       std::make_unique<vk::PipelineFactory>(*ctx->device_, *ctx->cache_, sizeof(PushConstants));
   ctx->executor_ = std::make_unique<vk::Executor>(*ctx->device_, ctx->pipelines_->layout());
   ctx->traits_.float64 = ctx->device_->info().float64;
+  const std::vector<double> &tables = math_f64_table_data();
+  ctx->tables_ = std::make_unique<vk::DeviceBuffer>(
+      *ctx->device_, std::max<uint64_t>(tables.size() * sizeof(double), 8),
+      vk::MemoryPlacement::HostVisible);
+  if (!tables.empty())
+    std::memcpy(ctx->tables_->mapped(), tables.data(), tables.size() * sizeof(double));
   ctx->stats_.struct_size = sizeof(npvk_stats);
   return ctx;
 }
@@ -398,6 +407,7 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
   vk::Dispatch &d = pending.dispatch;
   d.pipeline = kernel.pipeline;
   d.push.count = uint64_t(space.count);
+  d.push.tables = tables_->address();
   for (uint32_t k = 0; k < n; ++k) {
     const View &v = *operands[k];
     if (v.scalar) {
@@ -417,7 +427,8 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
       d.meta.insert(d.meta.end(), space.strides[k].begin(), space.strides[k].end());
   }
   uint64_t groups = (uint64_t(space.count) + kWorkgroupSize - 1) / kWorkgroupSize;
-  d.groups = uint32_t(std::min<uint64_t>(groups, device_->info().max_workgroup_count_x));
+  static const uint64_t cap = std::getenv("NPVK_MAX_GROUPS") ? std::strtoull(std::getenv("NPVK_MAX_GROUPS"), nullptr, 10) : 65535;
+  d.groups = uint32_t(std::min<uint64_t>(std::min<uint64_t>(groups, cap), device_->info().max_workgroup_count_x));
   if (replace_last) {
     pending_.back() = std::move(pending);
     return;
@@ -444,6 +455,13 @@ const Context::Kernel &Context::kernel_for(const KernelSpec &spec) {
 
 std::vector<uint32_t> Context::spirv_for(const KernelSpec &spec) {
   std::string source = generate_glsl(spec, traits_);
+  if (const char *dir = std::getenv("NPVK_KERNEL_OVERRIDE")) {
+    std::string file = spec.key();
+    for (char &c : file) if (c == '/' || c == '>') c = '_';
+    std::ifstream in(std::string(dir) + "/" + file + ".glsl");
+    if (in) source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    else { std::ofstream out(std::string(dir) + "/" + file + ".generated"); out << source; }
+  }
   const npvk_device_info &info = device_->info();
   // The SPIR-V depends only on the source, but a driver update may want
   // different code from us one day: key by driver and version too.
@@ -515,6 +533,7 @@ void Context::release() {
   kernels_.clear();
   executor_.reset();
   pipelines_.reset();
+  tables_.reset();
   device_.reset();
   if (!error.empty()) fail(NPVK_ERR_DEVICE_LOST, "pending work was lost at release: " + error);
 }
@@ -537,6 +556,7 @@ void Context::abandon() {
   buffers_.clear();
   kernels_.clear();
   executor_.release();
+  tables_.release();
   pipelines_.release();
   cache_.release();
   device_.release();

@@ -94,6 +94,7 @@ class Context : public std::enable_shared_from_this<Context> {
   std::unique_ptr<vk::KernelCache> cache_;
   std::unique_ptr<vk::PipelineFactory> pipelines_;
   std::unique_ptr<vk::Executor> executor_;
+  std::unique_ptr<vk::DeviceBuffer> tables_;  // constants of shaders/math_f64.glsl
   DeviceTraits traits_;
   std::unordered_map<std::string, Kernel> kernels_;
   std::vector<PendingOp> pending_;

@@ -35,8 +35,9 @@ struct PushConstants {
   uint64_t operand[kMaxOperands];  // device address (+ byte offset), or scalar bits
   uint64_t meta;                   // device address of shape and strides (strided kernels)
   uint64_t count;                  // elements to compute
+  uint64_t tables;                 // device address of the math library's constant tables
 };
-static_assert(sizeof(PushConstants) == 48, "PushConstants must match the GLSL block");
+static_assert(sizeof(PushConstants) == 56, "PushConstants must match the GLSL block");
 
 constexpr uint32_t kWorkgroupSize = 128;
 

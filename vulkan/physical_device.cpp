@@ -260,8 +260,8 @@ uint32_t Instance::select(const char *selector) const {
     if (numeric) {
       unsigned long index = std::strtoul(sel.c_str(), nullptr, 10);
       require(index < devices_.size(), NPVK_ERR_NO_DEVICE,
-              "NPVK_DEVICE=" + sel + ": there are only " + std::to_string(devices_.size()) +
-                  " devices");
+              "NPVK_DEVICE=" + sel + ": no device has that index (devices: " +
+                  std::to_string(devices_.size()) + ", numbered from 0)");
       return check_usable(uint32_t(index));
     }
     for (uint32_t i = 0; i < devices_.size(); ++i)

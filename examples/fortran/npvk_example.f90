@@ -56,12 +56,12 @@ module npvk
   ! integer(c_int64_t), which is fine for counters below 2**63.
   type, bind(c) :: npvk_stats
     integer(c_int32_t) :: struct_size = 0, reserved = 0
-    integer(c_int64_t) :: ops_recorded = 0, rows_merged = 0, flushes = 0, dispatches = 0, &
-                          barriers = 0, &
-                          kernels_compiled = 0, kernel_cache_hits = 0, disk_cache_hits = 0, &
-                          disk_cache_rejects = 0, pipelines_created = 0, &
+    integer(c_int64_t) :: ops_recorded = 0, flushes = 0, dispatches = 0, &
+                          barriers = 0, kernels_compiled = 0, kernel_cache_hits = 0, &
+                          disk_cache_hits = 0, disk_cache_rejects = 0, pipelines_created = 0, &
                           bytes_to_device = 0, bytes_to_host = 0, validation_messages = 0
     real(c_double) :: device_seconds = 0, compile_seconds = 0, flush_seconds = 0
+    integer(c_int64_t) :: rows_merged = 0
   end type
 
   interface

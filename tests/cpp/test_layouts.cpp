@@ -152,6 +152,8 @@ TEST_F(Layouts, Broadcast) {
              name + " (2,3,4) + (3,1)");
     CheckAdd(ctx(), {Dense(d, matrix, {r, c}), Scalar(d, row)}, {Output(d, {r, c})},
              name + " matrix + scalar view");
+    CheckAdd(ctx(), {Scalar(d, row), Dense(d, matrix, {r, c})}, {Output(d, {r, c})},
+             name + " scalar view + matrix");
     CheckAdd(ctx(), {Scalar(d, row), Scalar(d, col)}, {Output(d, {r, c})},
              name + " scalar + scalar into a matrix");
     // 0-d views of a buffer: as an input broadcast to a vector, and as an output.

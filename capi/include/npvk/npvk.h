@@ -287,7 +287,6 @@ typedef struct npvk_stats {
   uint32_t struct_size; /* sizeof(npvk_stats) */
   uint32_t reserved;
   uint64_t ops_recorded;
-  uint64_t rows_merged;  /* ops folded into the previous one as another row */
   uint64_t flushes;      /* submissions */
   uint64_t dispatches;
   uint64_t barriers;     /* pipeline barriers recorded */
@@ -302,6 +301,7 @@ typedef struct npvk_stats {
   double device_seconds;        /* sum of timestamp-measured dispatch time */
   double compile_seconds;       /* shaderc plus pipeline creation, host wall time */
   double flush_seconds;         /* host wall time in flushes, waiting included */
+  uint64_t rows_merged; /* ops folded into the previous one as another row of it */
 } npvk_stats;
 
 NPVK_API npvk_status npvk_context_get_stats(npvk_context ctx, npvk_stats *out);
