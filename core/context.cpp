@@ -427,8 +427,7 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
       d.meta.insert(d.meta.end(), space.strides[k].begin(), space.strides[k].end());
   }
   uint64_t groups = (uint64_t(space.count) + kWorkgroupSize - 1) / kWorkgroupSize;
-  static const uint64_t cap = std::getenv("NPVK_MAX_GROUPS") ? std::strtoull(std::getenv("NPVK_MAX_GROUPS"), nullptr, 10) : 65535;
-  d.groups = uint32_t(std::min<uint64_t>(std::min<uint64_t>(groups, cap), device_->info().max_workgroup_count_x));
+  d.groups = uint32_t(std::min<uint64_t>(groups, device_->info().max_workgroup_count_x));
   if (replace_last) {
     pending_.back() = std::move(pending);
     return;
@@ -455,12 +454,19 @@ const Context::Kernel &Context::kernel_for(const KernelSpec &spec) {
 
 std::vector<uint32_t> Context::spirv_for(const KernelSpec &spec) {
   std::string source = generate_glsl(spec, traits_);
-  if (const char *dir = std::getenv("NPVK_KERNEL_OVERRIDE")) {
+  // For kernel work: dump every generated source, and let a hand-edited one
+  // stand in for it (see docs/architecture.md).
+  if (const char *dir = std::getenv("NPVK_DEBUG_KERNEL_DIR")) {
     std::string file = spec.key();
-    for (char &c : file) if (c == '/' || c == '>') c = '_';
+    for (char &c : file)
+      if (c == '/' || c == '>') c = '_';
     std::ifstream in(std::string(dir) + "/" + file + ".glsl");
-    if (in) source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    else { std::ofstream out(std::string(dir) + "/" + file + ".generated"); out << source; }
+    if (in) {
+      source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } else {
+      std::ofstream out(std::string(dir) + "/" + file + ".generated");
+      out << source;
+    }
   }
   const npvk_device_info &info = device_->info();
   // The SPIR-V depends only on the source, but a driver update may want
