@@ -124,7 +124,11 @@ std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
   buffer->host = host;
   const npvk_device_info &info = device_->info();
   const uint64_t align = info.min_imported_host_pointer_alignment;
-  const bool importable = info.host_memory_import && align && size > 0 &&
+  // NPVK_ZERO_COPY=0 forces mirrored buffers, so that path can be tested on
+  // devices that could import.
+  const char *zero_copy_env = std::getenv("NPVK_ZERO_COPY");
+  const bool allow_import = !(zero_copy_env && std::strcmp(zero_copy_env, "0") == 0);
+  const bool importable = allow_import && info.host_memory_import && align && size > 0 &&
                           reinterpret_cast<uintptr_t>(host) % align == 0 && size % align == 0;
   std::unique_ptr<vk::DeviceBuffer> imported;
   if (importable) {
