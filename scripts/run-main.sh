@@ -10,6 +10,14 @@ prefix="${PREFIX:-$PWD/install}"
 cmake --install "${BUILD_DIR:-build}" --prefix "$prefix"
 export LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 "$prefix/bin/npvk-info"
+pydir=$(ls -d "$prefix"/lib/python3*/dist-packages 2>/dev/null | head -n 1)
 echo
-echo "== main job: the C example through the installed library =="
-"${BUILD_DIR:-build}/examples/npvk_example_c"
+echo "== main job: examples/python/black_scholes.py, plain NumPy =="
+/usr/bin/python3 examples/python/black_scholes.py --options 1000000 --iterations 2
+echo
+echo "== the same program with NPVK=1 on the default device =="
+# The install's dist-packages is a site directory here, so NPVK=1 takes effect
+# through npvk-autoload.pth exactly as it does after a system-wide install.
+NPVK=1 NPVK_STATS=1 /usr/bin/python3 -c "import site, sys, runpy; site.addsitedir('$pydir'); \
+sys.argv = ['black_scholes.py', '--options', '1000000', '--iterations', '2']; \
+runpy.run_path('examples/python/black_scholes.py', run_name='__main__')"
