@@ -55,20 +55,28 @@ NPVK_API npvk_status npvk_buffer_release(npvk_buffer h) {
     std::shared_ptr<Context> ctx = buffer->ctx_ptr();
     ContextLock lock(ctx->mutex());
     buffer.reset();
+    // The handle is gone either way; a released context had invalidated it.
+    require(!ctx->released(), NPVK_ERR_INVALID_HANDLE, "the buffer's context was released");
   });
 }
 
 NPVK_API npvk_status npvk_buffer_size(npvk_buffer h, uint64_t *out) {
   return guarded([&] {
     require_out(out, "out");
-    *out = get_buffer(h)->size();
+    auto buffer = get_buffer(h);
+    ContextLock lock(buffer->ctx().mutex());
+    buffer->ctx().check_usable();
+    *out = buffer->size();
   });
 }
 
 NPVK_API npvk_status npvk_buffer_is_zero_copy(npvk_buffer h, int *out) {
   return guarded([&] {
     require_out(out, "out");
-    *out = get_buffer(h)->zero_copy ? 1 : 0;
+    auto buffer = get_buffer(h);
+    ContextLock lock(buffer->ctx().mutex());
+    buffer->ctx().check_usable();
+    *out = buffer->zero_copy ? 1 : 0;
   });
 }
 

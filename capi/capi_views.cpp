@@ -65,6 +65,8 @@ NPVK_API npvk_status npvk_view_release(npvk_view h) {
     std::shared_ptr<Context> ctx = view->ctx;
     ContextLock lock(ctx->mutex());
     view.reset();
+    // The handle is gone either way; a released context had invalidated it.
+    require(!ctx->released(), NPVK_ERR_INVALID_HANDLE, "the view's context was released");
   });
 }
 

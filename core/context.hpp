@@ -30,6 +30,7 @@ class Context : public std::enable_shared_from_this<Context> {
   // Throws NPVK_ERR_INVALID_HANDLE after release() and NPVK_ERR_DEVICE_LOST
   // after the device was lost.
   void check_usable() const;
+  bool released() const { return released_; }
   const npvk_device_info &device_info() const { return device_->info(); }
 
   std::shared_ptr<Buffer> create_buffer(uint64_t size);

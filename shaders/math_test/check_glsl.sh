@@ -29,6 +29,9 @@ for variant in default fma codegen; do
       echo '#extension GL_EXT_buffer_reference : require'
     fi
     [ "$variant" = fma ] && echo '#define NPVK_F64_USE_FMA'
+    # the table buffer's address comes in a push constant, as in npvk kernels
+    echo 'layout(push_constant, std430) uniform Push { uint64_t tables; } pc;'
+    echo '#define NPVK_F64_TABLES pc.tables'
     cat "$src"
     cat <<'GLSL'
 layout(local_size_x = 64) in;
@@ -60,6 +63,7 @@ shader="$out/test_f32only.comp"
   echo '#extension GL_EXT_shader_explicit_arithmetic_types : require'
   echo '#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require'
   echo '#extension GL_EXT_buffer_reference : require'
+  echo '#define NPVK_F64_TABLES uint64_t(gl_GlobalInvocationID.x)  // never used: no table function is called'
   cat "$src"
   echo 'layout(local_size_x = 64) in;'
   echo 'layout(std430, binding = 0) buffer F { float f[]; } buf;'

@@ -14,6 +14,10 @@
 #include <cstring>
 #include <sys/types.h>
 
+// NPVK_F64_TAB(i) reads npvk::math_f64_table_data() (shaders/math_f64_tables.cpp,
+// linked in; build with -I<repo root>): the same data the runtime uploads.
+#include "core/math_tables.hpp"
+
 // GLSL `precise` == NoContraction; the host build gets that from
 // -ffp-contract=off (and no -ffast-math).
 #define precise

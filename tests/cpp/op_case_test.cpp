@@ -15,6 +15,17 @@ Bytes Slice(const Bytes &values, npvk_dtype dtype, int64_t first, int64_t count)
   return Bytes(values.begin() + first * itemsize, values.begin() + (first + count) * itemsize);
 }
 
+// The first value whose top bit is set (a negative number, -0.0, or an unsigned value of 2^(bits-1)
+// or more): as a scalar it shows a kernel that widens scalar bits with the wrong sign.
+int64_t FirstWithTopBit(const Bytes &values, npvk_dtype dtype) {
+  const size_t itemsize = Itemsize(dtype);
+  const int64_t n = static_cast<int64_t>(values.size() / itemsize);
+  for (int64_t i = 0; i < n; ++i) {
+    if (values[i * itemsize + itemsize - 1] & 0x80) return i;  // little-endian
+  }
+  return n - 1;
+}
+
 }  // namespace
 
 TEST_P(OpCaseTest, MatchesReference) {
@@ -52,8 +63,8 @@ TEST_P(OpCaseTest, MatchesReference) {
 
   if (nin >= 2) {
     // A scalar second operand against all of the first input's values, once with a random
-    // value from the middle of its list and once with its first edge value.
-    for (int64_t pick : {n / 2 + n / 4, int64_t{0}}) {
+    // value from the middle of its list and once with a value whose top bit is set.
+    for (int64_t pick : {n / 2 + n / 4, FirstWithTopBit(c.values[1], in[1])}) {
       std::vector<Operand> ins = dense_inputs();
       ins[1] = Scalar(in[1], Slice(c.values[1], in[1], std::min(pick, n - 1), 1));
       RunAndCheck(ctx(), c.loop.op, ins, outputs({n}), c.reference, c.tolerance,

@@ -172,6 +172,17 @@ TEST_F(Layouts, LargeBroadcast) {
   }
 }
 
+// More elements than one dispatch of 65535 workgroups of 128 covers, so a kernel must loop.
+TEST_F(Layouts, MoreElementsThanOneDispatch) {
+  const int64_t n = int64_t{65535} * 128 + 777;
+  const npvk_dtype d = NPVK_INT8;
+  const Bytes a = RandomBytes(d, n, 24);
+  const Bytes b = RandomBytes(d, n, 25);
+  CheckAdd(ctx(), {Dense(d, a), Dense(d, b)}, {Output(d, {n})}, "int8 contiguous");
+  CheckAdd(ctx(), {Laid(d, a, {3, n / 3}, {-(n / 3), 1}, 2 * (n / 3)), Dense(d, b, {n / 3})},
+           {Output(d, {3, n / 3})}, "int8 2-D with a reversed axis and a broadcast row");
+}
+
 TEST_F(Layouts, NonContiguousMultiDim) {
   for (npvk_dtype d : TestedDtypes()) {
     const std::string name = DtypeName(d);

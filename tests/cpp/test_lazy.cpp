@@ -1,5 +1,6 @@
 // Lazy execution: recorded work runs in recording order with the hazards between ops, buffer
 // writes and reads respected, and the statistics count what happened.
+#include <algorithm>
 #include <numeric>
 
 #include "npvk_test_support.hpp"
@@ -129,6 +130,129 @@ TEST_F(Lazy, StatsCountOpsFlushesAndKernelReuse) {
   const npvk_stats s6 = GetStats(ctx());
   EXPECT_EQ(s6.ops_recorded, s5.ops_recorded);
   EXPECT_EQ(s6.dispatches, s5.dispatches);
+}
+
+// NumPy calls a ufunc's inner loop once per row; npvk may fold such consecutive row ops into
+// one 2-d operation. Whatever it folds, the result must be that of the ops in order.
+class LazyRows : public Lazy {
+ protected:
+  static constexpr int64_t kRows = 40;
+  static constexpr int64_t kCols = 37;
+  View Row(const Buffer &buf, int64_t row) {
+    return MakeView(buf, NPVK_INT64, {kCols}, {1}, row * kCols);
+  }
+  // Row `row` read backwards.
+  View ReversedRow(const Buffer &buf, int64_t row) {
+    return MakeView(buf, NPVK_INT64, {kCols}, {-1}, row * kCols + kCols - 1);
+  }
+};
+
+TEST_F(LazyRows, RowByRowEqualsWholeMatrix) {
+  const std::vector<int64_t> a0 = Iota(kRows * kCols, -500), b0 = Iota(kRows * kCols, 3);
+  Buffer a = MakeBuffer(ctx(), a0), b = MakeBuffer(ctx(), b0);
+  Buffer fwd = MakeBuffer(ctx(), std::vector<int64_t>(kRows * kCols, 0));
+  Buffer bwd = MakeBuffer(ctx(), std::vector<int64_t>(kRows * kCols, 0));
+  Buffer rev = MakeBuffer(ctx(), std::vector<int64_t>(kRows * kCols, 0));
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  const npvk_stats before = GetStats(ctx());
+  std::vector<View> keep;
+  for (int64_t i = 0; i < kRows; ++i) {
+    keep.push_back(Row(a, i));
+    keep.push_back(Row(b, i));
+    keep.push_back(Row(fwd, i));
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_SUBTRACT, keep[keep.size() - 3].get(),
+                               keep[keep.size() - 2].get(), keep.back().get()));
+  }
+  EXPECT_EQ(GetStats(ctx()).ops_recorded - before.ops_recorded, uint64_t{kRows});
+  for (int64_t i = kRows - 1; i >= 0; --i) {  // rows in reverse order
+    keep.push_back(Row(a, i));
+    keep.push_back(Row(b, i));
+    keep.push_back(Row(bwd, i));
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_SUBTRACT, keep[keep.size() - 3].get(),
+                               keep[keep.size() - 2].get(), keep.back().get()));
+  }
+  for (int64_t i = 0; i < kRows; ++i) {  // every row read backwards
+    keep.push_back(ReversedRow(a, i));
+    keep.push_back(Row(b, i));
+    keep.push_back(ReversedRow(rev, i));
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_SUBTRACT, keep[keep.size() - 3].get(),
+                               keep[keep.size() - 2].get(), keep.back().get()));
+  }
+  const std::vector<int64_t> got_fwd = Read<int64_t>(fwd), got_bwd = Read<int64_t>(bwd);
+  const std::vector<int64_t> got_rev = Read<int64_t>(rev);
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t j = 0; j < kCols; ++j) {
+      const int64_t e = i * kCols + j;
+      const int64_t mirrored = i * kCols + kCols - 1 - j;
+      ASSERT_EQ(got_fwd[e], a0[e] - b0[e]) << i << "," << j;
+      ASSERT_EQ(got_bwd[e], a0[e] - b0[e]) << i << "," << j;
+      // rev[mirrored] = a[mirrored] - b[e]
+      ASSERT_EQ(got_rev[mirrored], a0[mirrored] - b0[e]) << i << "," << j;
+    }
+  }
+}
+
+TEST_F(LazyRows, BroadcastRowScalarAndSkippedRows) {
+  const std::vector<int64_t> a0 = Iota(kRows * kCols, 11), v0 = Iota(kCols, 1000);
+  Buffer a = MakeBuffer(ctx(), a0), v = MakeBuffer(ctx(), v0);
+  Buffer out = MakeBuffer(ctx(), std::vector<int64_t>(kRows * kCols, -1));
+  View vrow = MakeView1D(v, NPVK_INT64, kCols);
+  View seven = MakeScalar(ctx(), int64_t{7});
+  std::vector<View> keep;
+  // out[i] = a[i] + v for rows 0, 1, 2, then 4, 6, 8 (the step changes), then 9, 10 ...
+  std::vector<int64_t> rows = {0, 1, 2, 4, 6, 8, 9, 10, 11, 20, 30, 31, 32};
+  for (int64_t i : rows) {
+    keep.push_back(Row(a, i));
+    keep.push_back(Row(out, i));
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, keep[keep.size() - 2].get(), vrow.get(),
+                               keep.back().get()));
+  }
+  // Then out[i] *= 7 in place on every row.
+  for (int64_t i = 0; i < kRows; ++i) {
+    keep.push_back(Row(out, i));
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_MULTIPLY, keep.back().get(), seven.get(),
+                               keep.back().get()));
+  }
+  const std::vector<int64_t> got = Read<int64_t>(out);
+  for (int64_t i = 0; i < kRows; ++i) {
+    const bool written = std::find(rows.begin(), rows.end(), i) != rows.end();
+    for (int64_t j = 0; j < kCols; ++j) {
+      const int64_t e = i * kCols + j;
+      ASSERT_EQ(got[e], written ? (a0[e] + v0[j]) * 7 : -7) << i << "," << j;
+    }
+  }
+}
+
+TEST_F(LazyRows, DependentAndAccumulatingRows) {
+  // x[i + 1] = x[i] + d[i]: each row reads the row written just before it.
+  const std::vector<int64_t> d0 = Iota(kRows * kCols, 1);
+  Buffer x = MakeBuffer(ctx(), std::vector<int64_t>(kRows * kCols, 0));
+  Buffer d = MakeBuffer(ctx(), d0);
+  Buffer acc = MakeBuffer(ctx(), std::vector<int64_t>(kCols, 0));
+  View acc_view = MakeView1D(acc, NPVK_INT64, kCols);
+  std::vector<View> keep;
+  for (int64_t i = 0; i + 1 < kRows; ++i) {
+    keep.push_back(Row(x, i));
+    keep.push_back(Row(d, i));
+    keep.push_back(Row(x, i + 1));
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, keep[keep.size() - 3].get(),
+                               keep[keep.size() - 2].get(), keep.back().get()));
+  }
+  // acc += d[i] for every row: the same output row again and again (a reduction).
+  for (int64_t i = 0; i < kRows; ++i) {
+    keep.push_back(Row(d, i));
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, acc_view.get(), keep.back().get(),
+                               acc_view.get()));
+  }
+  const std::vector<int64_t> got_x = Read<int64_t>(x), got_acc = Read<int64_t>(acc);
+  for (int64_t j = 0; j < kCols; ++j) {
+    int64_t running = 0;
+    for (int64_t i = 0; i < kRows; ++i) {
+      ASSERT_EQ(got_x[i * kCols + j], running) << i << "," << j;
+      running += d0[i * kCols + j];
+    }
+    ASSERT_EQ(got_acc[j], running) << "column " << j;
+  }
 }
 
 // On a context of its own: resetting the shared one would hide validation messages.

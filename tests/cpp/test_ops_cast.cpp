@@ -36,6 +36,17 @@ template <class From, class To>
 std::vector<Bytes> CastValues(std::mt19937 &rng) {
   std::vector<From> candidates = EdgeValues<From>();
   for (size_t i = 0; i < kRandomUnary; ++i) candidates.push_back(RandomValue<From>(rng));
+  if constexpr (kIsInt<From> && kIsFloat<To>) {
+    // Integers one above a tie of the target's rounding: converting through a wider float
+    // first rounds them to the tie, which then rounds to even, the wrong way (double rounding).
+    const int digits = std::numeric_limits<To>::digits;
+    for (int top = digits + 1; top < std::numeric_limits<From>::digits; ++top) {
+      const uint64_t tie_plus_one = (uint64_t{1} << top) + (uint64_t{1} << (top - digits)) + 1;
+      candidates.push_back(static_cast<From>(tie_plus_one));
+      candidates.push_back(static_cast<From>(tie_plus_one - 2));  // exactly below the tie
+      if constexpr (std::is_signed_v<From>) candidates.push_back(static_cast<From>(-tie_plus_one));
+    }
+  }
   if constexpr (kIsFloat<From> && kIsInt<To>) {
     using L = std::numeric_limits<To>;
     const From top = static_cast<From>(std::ldexp(1.0L, L::digits));  // MAX + 1

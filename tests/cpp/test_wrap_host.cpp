@@ -122,5 +122,37 @@ TEST_F(WrapHost, ZeroCopyMemoryUnderAnOffsetView) {
   NPVK_ASSERT_OK(npvk_sync(ctx()));
 }
 
+// "Waits for pending work, then frees everything": work recorded on zero-copy memory has run
+// by the time npvk_context_release returns, without any sync.
+TEST(WrapHostOwn, ContextReleaseFinishesPendingWork) {
+  npvk_context_options options{};
+  options.struct_size = sizeof(options);
+  options.flags = NPVK_CONTEXT_VALIDATION | NPVK_CONTEXT_NO_DISK_CACHE;
+  npvk_context ctx{0};
+  NPVK_ASSERT_OK(npvk_context_create(&options, &ctx));
+  npvk_device_info info{};
+  info.struct_size = sizeof(info);
+  NPVK_ASSERT_OK(npvk_context_device_info(ctx, &info));
+  const size_t bytes = 2 * 4096;
+  std::unique_ptr<void, FreeDeleter> mem(std::aligned_alloc(4096, bytes));
+  ASSERT_TRUE(mem);
+  float *f = static_cast<float *>(mem.get());
+  const int64_t n = bytes / sizeof(float);
+  for (int64_t i = 0; i < n; ++i) f[i] = static_cast<float>(i);
+  npvk_buffer buf{0};
+  NPVK_ASSERT_OK(npvk_buffer_wrap_host(ctx, f, bytes, &buf));
+  int zero_copy = 0;
+  NPVK_ASSERT_OK(npvk_buffer_is_zero_copy(buf, &zero_copy));
+  npvk_view v{0};
+  const int64_t shape[] = {n};
+  NPVK_ASSERT_OK(npvk_view_create(buf, 0, NPVK_FLOAT32, 1, shape, nullptr, &v));
+  NPVK_ASSERT_OK(npvk_unary(ctx, NPVK_OP_NEGATIVE, v, v));
+  NPVK_ASSERT_OK(npvk_binary(ctx, NPVK_OP_MULTIPLY, v, v, v));
+  // Neither handle is released: the context release frees them.
+  NPVK_ASSERT_OK(npvk_context_release(ctx));
+  if (!zero_copy) GTEST_SKIP() << "not zero-copy: the results stay in device memory";
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(f[i], static_cast<float>(i * i)) << "at " << i;
+}
+
 }  // namespace
 }  // namespace npvk_test

@@ -1,0 +1,265 @@
+"""Every ufunc loop npvk replaces, in every layout, against plain NumPy.
+
+The loop list is derived from npvk._native.op_table() and each ufunc's .types
+exactly as npvk/__init__.py's _replace_loops does (npvk_testlib.candidate_loops),
+so a loop added to npvk is tested without touching this file. Each test runs
+the same NumPy call twice: with npvk disabled (the reference), then with
+npvk.enable(min_bytes=0) on managed copies of the inputs; the results must be
+bit-identical, except the transcendentals (see npvk_testlib.ulp_tolerance), and
+the device must really have run the loop.
+"""
+
+import numpy as np
+import pytest
+
+import npvk
+from npvk_testlib import (ACCELERATED_LOOPS, EXPECTED_LOOPS_REPLACED, UNACCELERATED_LOOPS,
+                          StatsDelta, assert_same, npvk_enabled, operand_values, scalar_value,
+                          split_types, ulp_tolerance)
+
+N = 10_000
+
+
+def _garbage(dt, n):
+    dt = np.dtype(dt)
+    if dt == np.bool_:
+        return np.ones(n, dtype=bool)
+    if dt.kind == "f":
+        return np.full(n, -12345.0, dtype=dt)
+    return np.full(n, 0x5A, dtype=dt)
+
+
+def _copy(x):
+    # Allocated now: managed memory when npvk is enabled with min_bytes=0.
+    return np.array(x, copy=True)
+
+
+def _interleave(x, filler_seed):
+    """A 2n array whose [::2] (or [1::2]) elements are x, the rest noise."""
+    big = np.empty(2 * x.size, dtype=x.dtype)
+    other = np.resize(x[::-1], x.size)
+    if filler_seed % 2:
+        big[1::2], big[::2] = x, other
+    else:
+        big[::2], big[1::2] = x, other
+    return big
+
+
+def _mask(n):
+    # Runs of 37 elements, so the masked loop calls the inner loop on long
+    # stretches, plus a few isolated elements.
+    m = (np.arange(n) // 37) % 2 == 0
+    m[1::997] = True
+    return m
+
+
+# Each layout: (applicable(nin, types), run(ufunc, name, types, inputs) ->
+# [arrays to compare], expect_device).
+
+
+def _contiguous(uf, name, types, xs):
+    return [uf(*[_copy(x) for x in xs])]
+
+
+def _strided(uf, name, types, xs):
+    bigs = [_interleave(x, k) for k, x in enumerate(xs)]
+    bigs = [_copy(b) for b in bigs]
+    views = [b[1::2] if k % 2 else b[::2] for k, b in enumerate(bigs)]
+    return [uf(*views)] + bigs
+
+
+def _negative(uf, name, types, xs):
+    arrs = [_copy(x) for x in xs]
+    views = [a[::-1] if k == 0 or len(arrs) == 1 else a for k, a in enumerate(arrs)]
+    if len(arrs) == 2:
+        views[1] = arrs[1][::-1]
+    return [uf(*views)]
+
+
+def _mixed_strides(uf, name, types, xs):
+    # First operand reversed, second strided, output strided: every operand
+    # has its own stride.
+    a = _copy(xs[0])
+    b = _copy(_interleave(xs[1], 0))
+    o = _copy(_garbage(split_types(types)[1][0], 2 * xs[0].size))
+    uf(a[::-1], b[::2], out=o[1::2])
+    return [o]
+
+
+def _scalar_right(uf, name, types, xs):
+    return [uf(_copy(xs[0]), scalar_value(name, types, 1))]
+
+
+def _scalar_left(uf, name, types, xs):
+    return [uf(scalar_value(name, types, 0), _copy(xs[1]))]
+
+
+def _numpy_scalar(uf, name, types, xs):
+    ins, _ = split_types(types)
+    s = np.dtype(ins[1]).type(scalar_value(name, types, 1))
+    return [uf(_copy(xs[0]), s)]
+
+
+def _broadcast(uf, name, types, xs):
+    # Row (n,) with column (4, 1): NumPy runs the inner loop once per row with
+    # the column's element as a stride-0 scalar.
+    row = _copy(xs[0])
+    col = _copy(xs[1][:4].reshape(4, 1))
+    return [uf(row, col)]
+
+
+def _broadcast_small(uf, name, types, xs):
+    # Row (100,) with column (100, 1): small enough that NumPy's iterator
+    # buffers the operands (see test_fallbacks.py); must still be right.
+    row = _copy(xs[0][:100])
+    col = _copy(xs[1][100:200].reshape(100, 1))
+    return [uf(row, col)]
+
+
+def _inplace(uf, name, types, xs):
+    arrs = [_copy(x) for x in xs]
+    r = uf(*arrs, out=arrs[0])
+    assert r is arrs[0]
+    return arrs
+
+
+def _out(uf, name, types, xs):
+    _, outs = split_types(types)
+    o = _copy(_garbage(outs[0], xs[0].size))
+    r = uf(*[_copy(x) for x in xs], out=o)
+    assert r is o
+    return [o]
+
+
+def _out_strided(uf, name, types, xs):
+    _, outs = split_types(types)
+    o = _copy(_garbage(outs[0], 2 * xs[0].size))
+    uf(*[_copy(x) for x in xs], out=o[::2])
+    return [o]
+
+
+def _where(uf, name, types, xs):
+    _, outs = split_types(types)
+    o = _copy(_garbage(outs[0], xs[0].size))
+    mask = _copy(_mask(xs[0].size))
+    uf(*[_copy(x) for x in xs], out=o, where=mask)
+    return [o]
+
+
+def _same_type_out(types):
+    ins, outs = split_types(types)
+    return outs[0] == ins[0]
+
+
+LAYOUTS = {
+    # name: (applicable(nin, types), run, expect device ops)
+    "contiguous": (lambda nin, t: True, _contiguous, True),
+    "strided": (lambda nin, t: True, _strided, True),
+    "negative": (lambda nin, t: True, _negative, True),
+    "mixed_strides": (lambda nin, t: nin == 2, _mixed_strides, True),
+    "scalar_right": (lambda nin, t: nin == 2, _scalar_right, True),
+    "scalar_left": (lambda nin, t: nin == 2, _scalar_left, True),
+    "numpy_scalar": (lambda nin, t: nin == 2, _numpy_scalar, True),
+    "broadcast": (lambda nin, t: nin == 2, _broadcast, True),
+    "broadcast_small": (lambda nin, t: nin == 2, _broadcast_small, False),
+    "inplace": (lambda nin, t: _same_type_out(t), _inplace, True),
+    "out": (lambda nin, t: True, _out, True),
+    "out_strided": (lambda nin, t: True, _out_strided, True),
+    "where": (lambda nin, t: True, _where, True),
+}
+
+
+# Known npvk bugs, as (predicate(name, types, layout), reason). Each is
+# reported with a reproduction; strict xfail flips to a failure once fixed.
+KNOWN_BUGS = []
+
+
+def _cases():
+    for name, types in ACCELERATED_LOOPS:
+        nin = len(split_types(types)[0])
+        for layout, (applies, _run, _dev) in LAYOUTS.items():
+            if not applies(nin, types):
+                continue
+            marks = [pytest.mark.xfail(strict=True, reason=why)
+                     for pred, why in KNOWN_BUGS if pred(name, types, layout)]
+            yield pytest.param(name, types, layout, id=f"{name}-{types}-{layout}", marks=marks)
+
+
+@pytest.mark.parametrize("name,types,layout", list(_cases()))
+def test_loop(name, types, layout):
+    uf = getattr(np, name)
+    _applies, run, expect_device = LAYOUTS[layout]
+    xs = operand_values(name, types, N)
+    with np.errstate(all="ignore"):
+        expected = run(uf, name, types, [x.copy() for x in xs])
+        with npvk_enabled(min_bytes=0):
+            delta = StatsDelta()
+            actual = run(uf, name, types, [x.copy() for x in xs])
+            device_ops = delta.device_ops
+            fallbacks = delta.fallback_table()
+    ulps = ulp_tolerance(name, types)
+    assert len(actual) == len(expected)
+    for k, (a, e) in enumerate(zip(actual, expected)):
+        assert_same(a, e, ulps=ulps, context=f"result {k}")
+    if expect_device:
+        assert device_ops > 0, f"nothing ran on the device; fallbacks: {fallbacks}"
+        assert uf.__name__ not in fallbacks, f"fell back: {fallbacks}"
+
+
+@pytest.mark.parametrize("name,types", [pytest.param(n, t, id=f"{n}-{t}")
+                                        for n, t in UNACCELERATED_LOOPS])
+def test_unaccelerated_loop_is_numpy(name, types):
+    """Loops npvk does not replace (float16; the float predicates on integer
+    and bool inputs) give NumPy's result and never count as device work."""
+    uf = getattr(np, name)
+    xs = operand_values(name, types, N)
+    with np.errstate(all="ignore"):
+        expected = uf(*[x.copy() for x in xs])
+        with npvk_enabled(min_bytes=0):
+            delta = StatsDelta()
+            actual = uf(*[_copy(x) for x in xs])
+            assert delta.device_ops == 0
+            assert delta.fallbacks(ufunc=uf.__name__) == 0
+    assert_same(actual, expected)
+
+
+def test_loop_list_matches_npvk():
+    """The suite's loop list is what npvk replaces: every loop docs/ops.md
+    lists, no more."""
+    assert len(ACCELERATED_LOOPS) > 300
+    with npvk_enabled(min_bytes=0):
+        assert npvk.stats()["loops_replaced"] == EXPECTED_LOOPS_REPLACED
+    assert npvk.stats()["loops_replaced"] == 0
+
+
+INPLACE_OPERATORS = [
+    ("+=", "add"), ("-=", "subtract"), ("*=", "multiply"), ("/=", "true_divide"),
+    ("//=", "floor_divide"), ("%=", "remainder"), ("**=", "power"), ("&=", "bitwise_and"),
+    ("|=", "bitwise_or"), ("^=", "bitwise_xor"), ("<<=", "left_shift"), (">>=", "right_shift"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("op,name", INPLACE_OPERATORS, ids=[o for o, _ in INPLACE_OPERATORS])
+def test_inplace_operator(op, name, dtype):
+    char = np.dtype(dtype).char
+    types = f"{char}{char}->{char}"
+    if (name, types) not in ACCELERATED_LOOPS:
+        pytest.skip(f"no {name} loop for {dtype}")
+    a0, b0 = operand_values(name, types, N, key="inplace-operator")
+    code = f"a {op} b"
+
+    def run():
+        a, b = _copy(a0), _copy(b0)
+        view = a[::2]  # a view of the target sees the update
+        exec(code, {}, {"a": a, "b": b})
+        return [a, b, view.copy()]
+
+    with np.errstate(all="ignore"):
+        expected = run()
+        with npvk_enabled(min_bytes=0):
+            delta = StatsDelta()
+            actual = run()
+            assert delta.device_ops > 0
+    for a, e in zip(actual, expected):
+        assert_same(a, e, ulps=ulp_tolerance(name, types))
