@@ -49,7 +49,9 @@ step() {
     FAILED=1
     return 1
   fi
-  note "START $name (limit ${limit}s): $*"
+  local shown="$*"
+  shown=${shown//$'\n'/ }
+  note "START $name (limit ${limit}s): ${shown:0:200}"
   local t0=$(date +%s)
   timeout --kill-after=10 "$limit" "$@" >"$DEST/$name.log" 2>&1
   local rc=$?
@@ -118,13 +120,15 @@ fi
 
 # 4. C++ tests. Kernels go to a cache inside the build folder, not the user's.
 export NPVK_CACHE_DIR="$REPO/$BUILD/kernel-cache"
+# The CTest entry "pytest" (added when tests/python exists) runs below on its own.
 step ctest "$(limit 150 $((BENCH_MIN + 20)))" \
-  ctest --test-dir "$BUILD" --output-on-failure -j8 --timeout 120
+  ctest --test-dir "$BUILD" --output-on-failure -j8 --timeout 120 -E '^pytest$'
 
 # 5. Python tests, if there are any
 if [ -d tests/python ]; then
   step pytest "$(limit 120 "$BENCH_MIN")" \
-    env PYTHONPATH="$REPO/$BUILD/python" "$PY" -m pytest -q tests/python
+    env PYTHONPATH="$REPO/$BUILD/python" PYTHONDONTWRITEBYTECODE=1 \
+    "$PY" -m pytest -q -p no:cacheprovider tests/python
 else
   note "no tests/python folder: pytest skipped"
 fi
@@ -135,7 +139,7 @@ lim=$(( $(left) - 10 ))
 budget=$(( lim - 100 ))
 [ $budget -lt 20 ] && budget=20
 step bench "$lim" "$PY" bench/run --size "$SIZE" --runs "$RUNS" --pythonpath "$REPO/$BUILD/python" \
-  --results-dir "$DEST" --budget "$budget" --timeout 90
+  --python "$PY" --results-dir "$DEST" --budget "$budget" --timeout 90
 cat "$DEST/bench.log" >>"$SUMMARY" 2>/dev/null
 
 note "done in $(elapsed)s; failures: $FAILED; files in $DEST:"

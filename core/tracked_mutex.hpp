@@ -5,6 +5,7 @@
 #pragma once
 
 #include <mutex>
+#include <new>
 
 namespace npvk {
 
@@ -22,6 +23,13 @@ class TrackedMutex {
   void unlock() {
     --depth();
     mutex_.unlock();
+  }
+  // In the child of a fork whose parent held the lock across the fork: the
+  // lock cannot be released there (its owner's thread id is the parent's), so
+  // it is made anew, unlocked.
+  void reset_in_forked_child() {
+    new (&mutex_) std::recursive_mutex();
+    depth() = 0;
   }
   // How many TrackedMutex locks the calling thread holds.
   static int held_by_this_thread() { return depth(); }

@@ -308,7 +308,9 @@ void ManagedMemory::after_fork_child() {
     if (a.state != State::Host) mm->protect(a, State::Host);
   }
   mm->queued_.clear();
-  mm->ctx_->mutex().unlock();
+  // glibc records a mutex's owner by thread id, which differs in the child:
+  // unlocking would fail, so the child starts with a fresh mutex instead.
+  mm->ctx_->mutex().reset_in_forked_child();
 }
 
 }  // namespace npvk

@@ -2,7 +2,11 @@
 //
 // Textually included after the npvk prelude (#version 460 +
 // GL_EXT_shader_explicit_arithmetic_types[_int64] + GL_EXT_buffer_reference).
-// Declares no buffers and no main(). It needs NO macro from the code generator.
+// Declares no main() and no descriptor bindings. It needs ONE macro from the
+// code generator: NPVK_F64_TABLES, an expression giving the uint64_t device
+// address of a read-only buffer that holds npvk::math_f64_table_data()
+// (shaders/math_f64_tables.cpp; npvk kernels: `#define NPVK_F64_TABLES
+// pc.tables`). The file declares the buffer_reference type NpvkF64Table for it.
 //
 // Public functions:
 //   double npvk_exp_f64(double x);            // <= 1 ulp vs glibc exp
@@ -14,10 +18,9 @@
 //                                             // uses no double/int64 at all
 // Everything else (npvk_f64_* functions, NPVK_F64_* macros, struct
 // npvk_f64x2) is internal and reserved. The f64 functions need the Vulkan
-// features shaderFloat64 and shaderInt64. The lookup tables are macros that
-// are only instantiated inside the functions using them, so a shader that
-// does not call a function carries none of its constants (glslang drops
-// uncalled functions).
+// features shaderFloat64 and shaderInt64 (and bufferDeviceAddress for the
+// tables). Only exp/log/pow read the tables; glslang drops uncalled
+// functions, so a shader that calls only fmod never touches NPVK_F64_TABLES.
 // Accuracy is checked on the host by math_test/ (see its README.md).
 //
 // Optional macro: NPVK_F64_USE_FMA -- if defined before inclusion, the exact
@@ -28,6 +31,14 @@
 // Dekker/Veltkamp splitting, which needs only correctly rounded * and +.
 //
 // Design notes
+//  * Speed on SIMD-per-invocation drivers (llvmpipe/lavapipe): the tables live
+//    in a device buffer, not in GLSL constant arrays -- a dynamically indexed
+//    `const double t[128]` is materialised in every invocation's private
+//    memory on every call there (measured: log ~500 ns/element instead of
+//    ~20). A table read from the buffer costs ~0.75 ns/element on lavapipe.
+//    llvmpipe also runs both sides of every branch under a lane mask (measured:
+//    a branch that no lane takes still costs its full price), so rare-case
+//    code is paid for on every call; keep it small.
 //  * No fma(), frexp() or ldexp() is relied upon; exponent work is done on the
 //    bit patterns (doubleBitsToUint64/uint64BitsToDouble), so subnormal inputs
 //    and outputs are exact even if the driver flushes subnormal arithmetic
@@ -62,6 +73,7 @@
 // copied into every invocation's private memory on each call by some drivers,
 // lavapipe among them, which costs far more than the arithmetic.)
 #ifdef __cplusplus
+// host checker (math_test/): the same data, linked from math_f64_tables.cpp
 #define NPVK_F64_TAB(i) (npvk::math_f64_table_data()[i])
 #else
 #ifndef NPVK_F64_TABLES

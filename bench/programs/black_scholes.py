@@ -4,8 +4,8 @@ arrays of spot prices, strikes and maturities (float64), with the
 Abramowitz-Stegun polynomial for the normal CDF. Each iteration prices the
 whole book at a different risk-free rate and accumulates the prices.
 
-Work: about 40 elementwise ops (exp, log, sqrt, where, + - * /) per option per
-iteration. Results: accumulated call and put prices."""
+Work: about 60 elementwise ops (exp, log, sqrt, abs, >, where, + - * /) per
+option per iteration. Results: accumulated call and put prices."""
 
 import numpy as np
 

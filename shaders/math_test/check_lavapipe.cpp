@@ -3,8 +3,10 @@
 //
 // It loads the SPIR-V that check_glsl.sh builds (build/test_<variant>.spv:
 // bindings 0..4 = x[], y[], out[5*i + {exp, log, pow, fmod}], f32 pairs[],
-// f32 out[]), runs it on ~2.4 M inputs in several regimes and prints the max
-// ulp distance to glibc per function.
+// f32 out[]; push constant 0 = the device address of the table buffer, which
+// holds npvk::math_f64_table_data() as in the runtime), runs it on ~2.4 M
+// inputs in several regimes and prints the max ulp distance to glibc per
+// function.
 //
 // Usage: check_lavapipe SPV [--tol-exp U] [--tol-log U] [--tol-pow U] [--scale S]
 // Picks a CPU (lavapipe) device if there is one, else the first device
@@ -12,6 +14,8 @@
 // 77 if no Vulkan device with shaderFloat64 + shaderInt64 is available.
 
 #include <vulkan/vulkan.h>
+
+#include "core/math_tables.hpp"  // the table data the runtime uploads (linked in)
 
 #include <cfloat>
 #include <cinttypes>
@@ -73,7 +77,7 @@ struct Ctx {
         b.size = size;
         VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
         bi.size = size;
-        bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+        bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
         bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
         VK(vkCreateBuffer(dev, &bi, nullptr, &b.buf));
         VkMemoryRequirements req;
@@ -90,13 +94,23 @@ struct Ctx {
             std::fprintf(stderr, "no host-visible coherent memory\n");
             std::exit(2);
         }
+        VkMemoryAllocateFlagsInfo fi{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+        fi.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
         VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        ai.pNext = &fi;
         ai.allocationSize = req.size;
         ai.memoryTypeIndex = type;
         VK(vkAllocateMemory(dev, &ai, nullptr, &b.mem));
         VK(vkBindBufferMemory(dev, b.buf, b.mem, 0));
         VK(vkMapMemory(dev, b.mem, 0, size, 0, &b.ptr));
         return b;
+    }
+
+    uint64_t address(const Buf& b)
+    {
+        VkBufferDeviceAddressInfo ai{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+        ai.buffer = b.buf;
+        return vkGetBufferDeviceAddress(dev, &ai);
     }
 };
 
@@ -122,6 +136,11 @@ int initDevice(Ctx& c)
     VkPhysicalDeviceFeatures f;
     vkGetPhysicalDeviceFeatures(c.phys, &f);
     if (!f.shaderFloat64 || !f.shaderInt64) return 77;
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &f12;
+    vkGetPhysicalDeviceFeatures2(c.phys, &f2);
+    if (!f12.bufferDeviceAddress) return 77;
 
     VkPhysicalDeviceFloatControlsProperties fc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
     VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
@@ -148,7 +167,10 @@ int initDevice(Ctx& c)
     VkPhysicalDeviceFeatures en{};
     en.shaderFloat64 = VK_TRUE;
     en.shaderInt64 = VK_TRUE;
+    VkPhysicalDeviceVulkan12Features en12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    en12.bufferDeviceAddress = VK_TRUE;
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.pNext = &en12;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
     dci.pEnabledFeatures = &en;
@@ -158,7 +180,7 @@ int initDevice(Ctx& c)
     return 0;
 }
 
-void run(Ctx& c, const std::vector<uint32_t>& spv, Buf* bufs, uint32_t groups)
+void run(Ctx& c, const std::vector<uint32_t>& spv, Buf* bufs, uint64_t tables, uint32_t groups)
 {
     VkShaderModuleCreateInfo smci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     smci.codeSize = spv.size() * 4;
@@ -173,9 +195,12 @@ void run(Ctx& c, const std::vector<uint32_t>& spv, Buf* bufs, uint32_t groups)
     dl.pBindings = b;
     VkDescriptorSetLayout dsl;
     VK(vkCreateDescriptorSetLayout(c.dev, &dl, nullptr, &dsl));
+    VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint64_t)};
     VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     pl.setLayoutCount = 1;
     pl.pSetLayouts = &dsl;
+    pl.pushConstantRangeCount = 1;
+    pl.pPushConstantRanges = &pcr;
     VkPipelineLayout layout;
     VK(vkCreatePipelineLayout(c.dev, &pl, nullptr, &layout));
     VkComputePipelineCreateInfo cp{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
@@ -219,6 +244,7 @@ void run(Ctx& c, const std::vector<uint32_t>& spv, Buf* bufs, uint32_t groups)
     VK(vkBeginCommandBuffer(cmd, &beg));
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
+    vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof tables, &tables);
     vkCmdDispatch(cmd, groups, 1, 1);
     VK(vkEndCommandBuffer(cmd));
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -340,7 +366,10 @@ int main(int argc, char** argv)
     std::memcpy(bufs[0].ptr, xs.data(), 8 * n);
     std::memcpy(bufs[1].ptr, ys.data(), 8 * n);
     std::memcpy(bufs[3].ptr, fa.data(), 8 * n);
-    run(c, spv, bufs, (uint32_t)(n / 64));
+    const std::vector<double>& tab = npvk::math_f64_table_data();
+    Buf tabBuf = c.make(8 * tab.size());
+    std::memcpy(tabBuf.ptr, tab.data(), 8 * tab.size());
+    run(c, spv, bufs, c.address(tabBuf), (uint32_t)(n / 64));
     const double* o = (const double*)bufs[2].ptr;
     const float* fo = (const float*)bufs[4].ptr;
 

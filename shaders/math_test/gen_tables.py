@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
-"""Generate the constant tables used by shaders/math_f64.glsl.
+"""Generate the constants and tables used by shaders/math_f64.glsl.
 
 Needs mpmath (dev-time only; the checker itself does not need it).
 
-  python3 gen_tables.py          # print the GLSL table/constant block
-  python3 gen_tables.py --check  # verify that math_f64.glsl contains exactly this block
+  python3 gen_tables.py          # print the GLSL constant/offset block
+  python3 gen_tables.py --check  # verify math_f64.glsl's block and math_f64_tables.cpp
+  python3 gen_tables.py --write  # rewrite both from the generator
 
-Every literal is printed with 21 significant digits of the *exact* binary value
-of the intended double, so it parses to that double in glslang (strtod) and in
-the C++ host build (long double literal operator, see glsl_compat.hpp): the
-decimal is within 2^-14 ulp of the double, so no double rounding can occur.
+The single source of truth for two files:
+  * math_f64.glsl, between the BEGIN/END GENERATED markers: the scalar
+    constants (polynomial coefficients, ln2 splits) and the NPVK_F64_TAB_*
+    offsets of each table in the table buffer;
+  * math_f64_tables.cpp (npvk::math_f64_table_data()): the table buffer's
+    contents, which the runtime uploads and kernels read at NPVK_F64_TABLES.
+    Hex-float literals, exact by construction.
+
+Every GLSL literal is printed with 21 significant digits of the *exact* binary
+value of the intended double, so it parses to that double in glslang (strtod)
+and in the C++ host build (long double literal operator, see glsl_compat.hpp):
+the decimal is within 2^-14 ulp of the double, so no double rounding can occur.
 """
 import math
 import os

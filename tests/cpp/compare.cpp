@@ -46,9 +46,12 @@ uint64_t UlpDistance(float a, float b) {
 bool ElementsMatch(npvk_dtype dtype, const uint8_t *expected, const uint8_t *got,
                    const Tolerance &tol) {
   switch (dtype) {
-    case NPVK_FLOAT32: return FloatsMatch(Load<float>(expected), Load<float>(got), tol);
-    case NPVK_FLOAT64: return FloatsMatch(Load<double>(expected), Load<double>(got), tol);
-    default: return std::memcmp(expected, got, Itemsize(dtype)) == 0;
+    case NPVK_FLOAT32:
+      return FloatsMatch(Load<float>(expected), Load<float>(got), tol);
+    case NPVK_FLOAT64:
+      return FloatsMatch(Load<double>(expected), Load<double>(got), tol);
+    default:
+      return std::memcmp(expected, got, Itemsize(dtype)) == 0;
   }
 }
 

@@ -18,8 +18,12 @@ struct Tolerance {
   bool signed_zero_equal = false;
 };
 
-inline Tolerance Exact() { return Tolerance{}; }
-inline Tolerance Ulps(uint32_t n) { return Tolerance{n, false}; }
+inline Tolerance Exact() {
+  return Tolerance{};
+}
+inline Tolerance Ulps(uint32_t n) {
+  return Tolerance{n, false};
+}
 
 // True when `got` is an acceptable result for `expected`. An expected float32 subnormal also
 // accepts a zero: lavapipe reports shaderDenormPreserveFloat32 = false and docs/ops.md lets it

@@ -22,7 +22,7 @@ struct Tag {
 // float16 is left out: the ABI declares it but no op implements it yet (docs/ops.md).
 inline const std::vector<npvk_dtype> &TestedDtypes() {
   static const std::vector<npvk_dtype> kDtypes = {
-      NPVK_BOOL,   NPVK_INT8,   NPVK_INT16,   NPVK_INT32,   NPVK_INT64,  NPVK_UINT8,
+      NPVK_BOOL,   NPVK_INT8,   NPVK_INT16,  NPVK_INT32,   NPVK_INT64,  NPVK_UINT8,
       NPVK_UINT16, NPVK_UINT32, NPVK_UINT64, NPVK_FLOAT32, NPVK_FLOAT64};
   return kDtypes;
 }
@@ -32,18 +32,30 @@ inline const std::vector<npvk_dtype> &TestedDtypes() {
 template <class F>
 decltype(auto) VisitDtype(npvk_dtype dtype, F &&f) {
   switch (dtype) {
-    case NPVK_BOOL: return f(Tag<bool>{});
-    case NPVK_INT8: return f(Tag<int8_t>{});
-    case NPVK_INT16: return f(Tag<int16_t>{});
-    case NPVK_INT32: return f(Tag<int32_t>{});
-    case NPVK_INT64: return f(Tag<int64_t>{});
-    case NPVK_UINT8: return f(Tag<uint8_t>{});
-    case NPVK_UINT16: return f(Tag<uint16_t>{});
-    case NPVK_UINT32: return f(Tag<uint32_t>{});
-    case NPVK_UINT64: return f(Tag<uint64_t>{});
-    case NPVK_FLOAT32: return f(Tag<float>{});
-    case NPVK_FLOAT64: return f(Tag<double>{});
-    default: break;
+    case NPVK_BOOL:
+      return f(Tag<bool>{});
+    case NPVK_INT8:
+      return f(Tag<int8_t>{});
+    case NPVK_INT16:
+      return f(Tag<int16_t>{});
+    case NPVK_INT32:
+      return f(Tag<int32_t>{});
+    case NPVK_INT64:
+      return f(Tag<int64_t>{});
+    case NPVK_UINT8:
+      return f(Tag<uint8_t>{});
+    case NPVK_UINT16:
+      return f(Tag<uint16_t>{});
+    case NPVK_UINT32:
+      return f(Tag<uint32_t>{});
+    case NPVK_UINT64:
+      return f(Tag<uint64_t>{});
+    case NPVK_FLOAT32:
+      return f(Tag<float>{});
+    case NPVK_FLOAT64:
+      return f(Tag<double>{});
+    default:
+      break;
   }
   throw std::invalid_argument("no C++ type for dtype " + std::to_string(static_cast<int>(dtype)));
 }

@@ -30,14 +30,16 @@ class SharedContextEnvironment : public ::testing::Environment {
 ::testing::Environment *const kSharedContextEnvironment =
     ::testing::AddGlobalTestEnvironment(new SharedContextEnvironment);
 
-uint64_t ValidationMessages(npvk_context ctx) { return GetStats(ctx).validation_messages; }
+uint64_t ValidationMessages(npvk_context ctx) {
+  return GetStats(ctx).validation_messages;
+}
 
 }  // namespace
 
 ::testing::AssertionResult IsOk(npvk_status status, const char *call) {
   if (status == NPVK_SUCCESS) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << call << " returned " << npvk_status_string(status)
-                                       << ": " << npvk_last_error_message();
+  return ::testing::AssertionFailure()
+         << call << " returned " << npvk_status_string(status) << ": " << npvk_last_error_message();
 }
 
 npvk_context SharedContext() {
@@ -57,7 +59,9 @@ npvk_context SharedContext() {
   return s.ctx;
 }
 
-const std::string &SharedContextError() { return State().error; }
+const std::string &SharedContextError() {
+  return State().error;
+}
 
 npvk_stats GetStats(npvk_context ctx) {
   npvk_stats stats{};
@@ -95,7 +99,9 @@ OwnedContext::OwnedContext(uint32_t flags, const char *cache_dir) {
   }
 }
 
-OwnedContext::~OwnedContext() { Release(); }
+OwnedContext::~OwnedContext() {
+  Release();
+}
 
 void OwnedContext::Release() {
   if (ctx_.id == 0) return;
@@ -160,14 +166,16 @@ View MakeView(const Buffer &buf, npvk_dtype dtype, const std::vector<int64_t> &s
   npvk_view v{0};
   const std::vector<int64_t> byte_strides = ToByteStrides(strides, dtype);
   const uint64_t byte_offset = static_cast<uint64_t>(offset) * Itemsize(dtype);
-  EXPECT_TRUE(IsOk(npvk_view_create(buf.get(), byte_offset, dtype,
-                                    static_cast<uint32_t>(shape.size()), shape.data(),
-                                    strides.empty() ? nullptr : byte_strides.data(), &v),
-                   "npvk_view_create"));
+  EXPECT_TRUE(
+      IsOk(npvk_view_create(buf.get(), byte_offset, dtype, static_cast<uint32_t>(shape.size()),
+                            shape.data(), strides.empty() ? nullptr : byte_strides.data(), &v),
+           "npvk_view_create"));
   return View(v);
 }
 
-View MakeView1D(const Buffer &buf, npvk_dtype dtype, int64_t n) { return MakeView(buf, dtype, {n}); }
+View MakeView1D(const Buffer &buf, npvk_dtype dtype, int64_t n) {
+  return MakeView(buf, dtype, {n});
+}
 
 Bytes ReadBytes(const Buffer &buf) {
   uint64_t size = 0;

@@ -23,7 +23,9 @@ struct OpCase {
   std::vector<Bytes> values;
 };
 
-inline void PrintTo(const OpCase &c, std::ostream *os) { *os << LoopName(c.loop); }
+inline void PrintTo(const OpCase &c, std::ostream *os) {
+  *os << LoopName(c.loop);
+}
 
 // The cases of each test_ops_*.cpp, one per documented loop of its ops.
 std::vector<OpCase> ArithCases();

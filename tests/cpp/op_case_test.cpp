@@ -83,7 +83,8 @@ TEST_P(OpCaseTest, MatchesReference) {
     if (nin >= 2) ins.push_back(Laid(in[1], c.values[1], {3, m}, {0, -1}, m + 1));
     if (nin >= 3) ins.push_back(Laid(in[2], c.values[2], {2, 1, 1}, {1, 1, 1}, 1));
     std::vector<Operand> outs;
-    for (npvk_dtype d : out) outs.push_back(OutputLaid(d, {2, 3, m}, {-6 * m, 2 * m, 2}, 6 * m + 1));
+    for (npvk_dtype d : out)
+      outs.push_back(OutputLaid(d, {2, 3, m}, {-6 * m, 2 * m, 2}, 6 * m + 1));
     RunAndCheck(ctx(), c.loop.op, ins, outs, c.reference, c.tolerance, "3-D strided and broadcast");
   }
 }

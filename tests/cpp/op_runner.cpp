@@ -182,20 +182,18 @@ void RunAndCheck(npvk_context ctx, npvk_op op, const std::vector<Operand> &input
     } else if (out.alias_same_handle) {
       out_views.push_back(in_views[out.alias_of]);
     } else {
-      d.view = MakeView(dev_in[out.alias_of].buffer, out.dtype, out.shape, out.strides,
-                        out.offset);
+      d.view = MakeView(dev_in[out.alias_of].buffer, out.dtype, out.shape, out.strides, out.offset);
       out_views.push_back(d.view.get());
     }
     dev_out.push_back(std::move(d));
   }
-  npvk_status status =
-      npvk_apply(ctx, op, static_cast<uint32_t>(in_views.size()), in_views.data(),
-                 static_cast<uint32_t>(out_views.size()), out_views.data());
+  npvk_status status = npvk_apply(ctx, op, static_cast<uint32_t>(in_views.size()), in_views.data(),
+                                  static_cast<uint32_t>(out_views.size()), out_views.data());
   ASSERT_TRUE(IsOk(status, "npvk_apply"));
   std::vector<Bytes> got;
   for (size_t j = 0; j < outputs.size(); ++j) {
-    const Buffer &b = outputs[j].alias_of < 0 ? dev_out[j].buffer
-                                              : dev_in[outputs[j].alias_of].buffer;
+    const Buffer &b =
+        outputs[j].alias_of < 0 ? dev_out[j].buffer : dev_in[outputs[j].alias_of].buffer;
     got.push_back(ReadBytes(b));
     ASSERT_EQ(got.back().size(), outputs[j].storage.size());
   }
@@ -213,12 +211,12 @@ void RunAndCheck(npvk_context ctx, npvk_op op, const std::vector<Operand> &input
   std::ostringstream report;
   ForEachIndex(shape, [&](const std::vector<int64_t> &index) {
     for (size_t k = 0; k < inputs.size(); ++k) {
-      in_ptrs[k] = inputs[k].storage.data() +
-                   ElementOffset(inputs[k], index) * Itemsize(inputs[k].dtype);
+      in_ptrs[k] =
+          inputs[k].storage.data() + ElementOffset(inputs[k], index) * Itemsize(inputs[k].dtype);
     }
     for (size_t j = 0; j < outputs.size(); ++j) {
-      out_ptrs[j] = expected[j].data() + ElementOffset(outputs[j], index) *
-                                             Itemsize(outputs[j].dtype);
+      out_ptrs[j] =
+          expected[j].data() + ElementOffset(outputs[j], index) * Itemsize(outputs[j].dtype);
     }
     reference(in_ptrs.data(), out_ptrs.data());
     for (size_t j = 0; j < outputs.size(); ++j) {
@@ -239,8 +237,8 @@ void RunAndCheck(npvk_context ctx, npvk_op op, const std::vector<Operand> &input
   });
   if (mismatches > 0) {
     ADD_FAILURE() << mismatches << " of " << ElementCount(shape)
-                  << " elements differ from the reference (first " << kMaxReported << "):"
-                  << report.str();
+                  << " elements differ from the reference (first " << kMaxReported
+                  << "):" << report.str();
   }
   for (size_t j = 0; j < outputs.size(); ++j) {
     const size_t itemsize = Itemsize(outputs[j].dtype);

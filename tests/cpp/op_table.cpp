@@ -37,8 +37,8 @@ std::vector<Loop> BuildTable() {
   const Dtypes floats = {NPVK_FLOAT32, NPVK_FLOAT64};
   const Dtypes all = Join({{NPVK_BOOL}, ints, uints, floats});  // "all": ? i u f
   const Dtypes iuf = Join({ints, uints, floats});               // i u f
-  const Dtypes biu = Join({{NPVK_BOOL}, ints, uints});           // ? i u
-  const Dtypes iu = Join({ints, uints});                         // i u
+  const Dtypes biu = Join({{NPVK_BOOL}, ints, uints});          // ? i u
+  const Dtypes iu = Join({ints, uints});                        // i u
 
   std::vector<Loop> t;
   Same(t, NPVK_OP_ADD, 2, all);
@@ -61,9 +61,9 @@ std::vector<Loop> BuildTable() {
   for (npvk_op op : {NPVK_OP_MAXIMUM, NPVK_OP_MINIMUM, NPVK_OP_FMAX, NPVK_OP_FMIN}) {
     Same(t, op, 2, all);
   }
-  for (npvk_op op : {NPVK_OP_EQUAL, NPVK_OP_NOT_EQUAL, NPVK_OP_LESS, NPVK_OP_LESS_EQUAL,
-                     NPVK_OP_GREATER, NPVK_OP_GREATER_EQUAL, NPVK_OP_LOGICAL_AND,
-                     NPVK_OP_LOGICAL_OR, NPVK_OP_LOGICAL_XOR}) {
+  for (npvk_op op :
+       {NPVK_OP_EQUAL, NPVK_OP_NOT_EQUAL, NPVK_OP_LESS, NPVK_OP_LESS_EQUAL, NPVK_OP_GREATER,
+        NPVK_OP_GREATER_EQUAL, NPVK_OP_LOGICAL_AND, NPVK_OP_LOGICAL_OR, NPVK_OP_LOGICAL_XOR}) {
     ToBool(t, op, 2, all);
   }
   ToBool(t, NPVK_OP_LOGICAL_NOT, 1, all);
@@ -88,40 +88,35 @@ std::vector<Loop> BuildTable() {
 }
 
 const OpSignature kSignatures[NPVK_OP_COUNT] = {
-    {"add", 2, 1},           {"subtract", 2, 1},      {"multiply", 2, 1},
-    {"true_divide", 2, 1},   {"floor_divide", 2, 1},  {"remainder", 2, 1},
-    {"fmod", 2, 1},          {"divmod", 2, 2},        {"negative", 1, 1},
-    {"positive", 1, 1},      {"absolute", 1, 1},      {"fabs", 1, 1},
-    {"sign", 1, 1},          {"heaviside", 2, 1},     {"reciprocal", 1, 1},
-    {"square", 1, 1},        {"sqrt", 1, 1},          {"cbrt", 1, 1},
-    {"power", 2, 1},         {"float_power", 2, 1},   {"conjugate", 1, 1},
-    {"exp", 1, 1},           {"exp2", 1, 1},          {"expm1", 1, 1},
-    {"log", 1, 1},           {"log2", 1, 1},          {"log10", 1, 1},
-    {"log1p", 1, 1},         {"logaddexp", 2, 1},     {"logaddexp2", 2, 1},
-    {"sin", 1, 1},           {"cos", 1, 1},           {"tan", 1, 1},
-    {"arcsin", 1, 1},        {"arccos", 1, 1},        {"arctan", 1, 1},
-    {"arctan2", 2, 1},       {"hypot", 2, 1},         {"sinh", 1, 1},
-    {"cosh", 1, 1},          {"tanh", 1, 1},          {"arcsinh", 1, 1},
-    {"arccosh", 1, 1},       {"arctanh", 1, 1},       {"deg2rad", 1, 1},
-    {"rad2deg", 1, 1},       {"rint", 1, 1},          {"floor", 1, 1},
-    {"ceil", 1, 1},          {"trunc", 1, 1},         {"copysign", 2, 1},
-    {"nextafter", 2, 1},     {"spacing", 1, 1},       {"ldexp", 2, 1},
-    {"frexp", 1, 2},         {"modf", 1, 2},          {"isnan", 1, 1},
-    {"isinf", 1, 1},         {"isfinite", 1, 1},      {"signbit", 1, 1},
-    {"gcd", 2, 1},           {"lcm", 2, 1},           {"left_shift", 2, 1},
-    {"right_shift", 2, 1},   {"bitwise_and", 2, 1},   {"bitwise_or", 2, 1},
-    {"bitwise_xor", 2, 1},   {"invert", 1, 1},        {"logical_and", 2, 1},
-    {"logical_or", 2, 1},    {"logical_xor", 2, 1},   {"logical_not", 1, 1},
-    {"equal", 2, 1},         {"not_equal", 2, 1},     {"less", 2, 1},
-    {"less_equal", 2, 1},    {"greater", 2, 1},       {"greater_equal", 2, 1},
-    {"maximum", 2, 1},       {"minimum", 2, 1},       {"fmax", 2, 1},
-    {"fmin", 2, 1},          {"clip", 3, 1},          {"where", 3, 1},
+    {"add", 2, 1},          {"subtract", 2, 1},      {"multiply", 2, 1},    {"true_divide", 2, 1},
+    {"floor_divide", 2, 1}, {"remainder", 2, 1},     {"fmod", 2, 1},        {"divmod", 2, 2},
+    {"negative", 1, 1},     {"positive", 1, 1},      {"absolute", 1, 1},    {"fabs", 1, 1},
+    {"sign", 1, 1},         {"heaviside", 2, 1},     {"reciprocal", 1, 1},  {"square", 1, 1},
+    {"sqrt", 1, 1},         {"cbrt", 1, 1},          {"power", 2, 1},       {"float_power", 2, 1},
+    {"conjugate", 1, 1},    {"exp", 1, 1},           {"exp2", 1, 1},        {"expm1", 1, 1},
+    {"log", 1, 1},          {"log2", 1, 1},          {"log10", 1, 1},       {"log1p", 1, 1},
+    {"logaddexp", 2, 1},    {"logaddexp2", 2, 1},    {"sin", 1, 1},         {"cos", 1, 1},
+    {"tan", 1, 1},          {"arcsin", 1, 1},        {"arccos", 1, 1},      {"arctan", 1, 1},
+    {"arctan2", 2, 1},      {"hypot", 2, 1},         {"sinh", 1, 1},        {"cosh", 1, 1},
+    {"tanh", 1, 1},         {"arcsinh", 1, 1},       {"arccosh", 1, 1},     {"arctanh", 1, 1},
+    {"deg2rad", 1, 1},      {"rad2deg", 1, 1},       {"rint", 1, 1},        {"floor", 1, 1},
+    {"ceil", 1, 1},         {"trunc", 1, 1},         {"copysign", 2, 1},    {"nextafter", 2, 1},
+    {"spacing", 1, 1},      {"ldexp", 2, 1},         {"frexp", 1, 2},       {"modf", 1, 2},
+    {"isnan", 1, 1},        {"isinf", 1, 1},         {"isfinite", 1, 1},    {"signbit", 1, 1},
+    {"gcd", 2, 1},          {"lcm", 2, 1},           {"left_shift", 2, 1},  {"right_shift", 2, 1},
+    {"bitwise_and", 2, 1},  {"bitwise_or", 2, 1},    {"bitwise_xor", 2, 1}, {"invert", 1, 1},
+    {"logical_and", 2, 1},  {"logical_or", 2, 1},    {"logical_xor", 2, 1}, {"logical_not", 1, 1},
+    {"equal", 2, 1},        {"not_equal", 2, 1},     {"less", 2, 1},        {"less_equal", 2, 1},
+    {"greater", 2, 1},      {"greater_equal", 2, 1}, {"maximum", 2, 1},     {"minimum", 2, 1},
+    {"fmax", 2, 1},         {"fmin", 2, 1},          {"clip", 3, 1},        {"where", 3, 1},
     {"cast", 1, 1},
 };
 
 }  // namespace
 
-const OpSignature &Signature(npvk_op op) { return kSignatures[op]; }
+const OpSignature &Signature(npvk_op op) {
+  return kSignatures[op];
+}
 
 const std::vector<Loop> &DocumentedLoops() {
   static const std::vector<Loop> kTable = BuildTable();

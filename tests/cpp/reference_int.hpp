@@ -11,8 +11,8 @@ namespace npvk_test {
 // An unsigned type at least as wide as both T and int, so arithmetic on it never promotes to a
 // signed type and never overflows in the undefined sense.
 template <class T>
-using WrapType = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned,
-                                    std::make_unsigned_t<T>>;
+using WrapType =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
 template <class T>
 T WrapAdd(T a, T b) {

@@ -25,9 +25,12 @@ ElementFn AddRef(npvk_dtype dtype) {
   return VisitDtype(dtype, [](auto tag) -> ElementFn {
     using T = typename decltype(tag)::type;
     return MakeElementFn<T, T, T>([](T a, T b) -> T {
-      if constexpr (kIsBool<T>) return a || b;
-      else if constexpr (kIsInt<T>) return WrapAdd(a, b);
-      else return a + b;
+      if constexpr (kIsBool<T>)
+        return a || b;
+      else if constexpr (kIsInt<T>)
+        return WrapAdd(a, b);
+      else
+        return a + b;
     });
   });
 }
@@ -46,8 +49,10 @@ ElementFn CastRef(npvk_dtype from, npvk_dtype to) {
     return VisitDtype(to, [](auto to_tag) -> ElementFn {
       using To = typename decltype(to_tag)::type;
       return MakeElementFn<To, From>([](From x) -> To {
-        if constexpr (kIsBool<To>) return x != 0;
-        else return static_cast<To>(x);
+        if constexpr (kIsBool<To>)
+          return x != 0;
+        else
+          return static_cast<To>(x);
       });
     });
   });
@@ -123,10 +128,13 @@ TEST_F(Layouts, ByteOffsets) {
     const int64_t n = 129;
     // Offsets of 1 and 3 elements: for 1-byte types not a multiple of 4 bytes, for 8-byte
     // types not a multiple of 16.
-    CheckAdd(ctx(), {Laid(d, RandomBytes(d, n, 9), {n}, {1}, 1), Laid(d, RandomBytes(d, n, 10), {n}, {3}, 3)},
-             {OutputLaid(d, {n}, {1}, 5)}, name + " offsets 1, 3, 5");
-    CheckAdd(ctx(), {Laid(d, RandomBytes(d, n, 11), {n}, {-3}, 3 * (n - 1) + 2),
-                     Laid(d, RandomBytes(d, n, 12), {n}, {1}, 7)},
+    CheckAdd(
+        ctx(),
+        {Laid(d, RandomBytes(d, n, 9), {n}, {1}, 1), Laid(d, RandomBytes(d, n, 10), {n}, {3}, 3)},
+        {OutputLaid(d, {n}, {1}, 5)}, name + " offsets 1, 3, 5");
+    CheckAdd(ctx(),
+             {Laid(d, RandomBytes(d, n, 11), {n}, {-3}, 3 * (n - 1) + 2),
+              Laid(d, RandomBytes(d, n, 12), {n}, {1}, 7)},
              {OutputLaid(d, {n}, {5}, 1)}, name + " odd strides with offsets");
   }
 }
@@ -166,8 +174,9 @@ TEST_F(Layouts, Broadcast) {
 
 TEST_F(Layouts, LargeBroadcast) {
   for (npvk_dtype d : {NPVK_INT8, NPVK_FLOAT32, NPVK_INT64}) {
-    CheckAdd(ctx(), {Dense(d, RandomBytes(d, 1000 * 101, 16), {1000, 101}),
-                     Dense(d, RandomBytes(d, 101, 17), {101})},
+    CheckAdd(ctx(),
+             {Dense(d, RandomBytes(d, 1000 * 101, 16), {1000, 101}),
+              Dense(d, RandomBytes(d, 101, 17), {101})},
              {Output(d, {1000, 101})}, std::string(DtypeName(d)) + " (1000,101) + (101,)");
   }
 }

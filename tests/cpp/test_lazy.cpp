@@ -58,10 +58,12 @@ TEST_F(Lazy, LongChainOnOneBuffer) {
   Vec x = MakeVec(Iota(n, 0));
   const int64_t one = 1;
   View inc = MakeScalar(ctx(), one);
-  for (int i = 0; i < 300; ++i) {
+  // More ops than npvk queues before it flushes on its own ("when the queue is long").
+  constexpr int kOps = 5000;
+  for (int i = 0; i < kOps; ++i) {
     NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, x.view.get(), inc.get(), x.view.get()));
   }
-  EXPECT_EQ(Read<int64_t>(x.buf), Iota(n, 300));
+  EXPECT_EQ(Read<int64_t>(x.buf), Iota(n, kOps));
 }
 
 TEST_F(Lazy, BufferWritesAreOrderedWithRecordedWork) {
@@ -210,8 +212,8 @@ TEST_F(LazyRows, BroadcastRowScalarAndSkippedRows) {
   // Then out[i] *= 7 in place on every row.
   for (int64_t i = 0; i < kRows; ++i) {
     keep.push_back(Row(out, i));
-    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_MULTIPLY, keep.back().get(), seven.get(),
-                               keep.back().get()));
+    NPVK_ASSERT_OK(
+        npvk_binary(ctx(), NPVK_OP_MULTIPLY, keep.back().get(), seven.get(), keep.back().get()));
   }
   const std::vector<int64_t> got = Read<int64_t>(out);
   for (int64_t i = 0; i < kRows; ++i) {
@@ -241,8 +243,8 @@ TEST_F(LazyRows, DependentAndAccumulatingRows) {
   // acc += d[i] for every row: the same output row again and again (a reduction).
   for (int64_t i = 0; i < kRows; ++i) {
     keep.push_back(Row(d, i));
-    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, acc_view.get(), keep.back().get(),
-                               acc_view.get()));
+    NPVK_ASSERT_OK(
+        npvk_binary(ctx(), NPVK_OP_ADD, acc_view.get(), keep.back().get(), acc_view.get()));
   }
   const std::vector<int64_t> got_x = Read<int64_t>(x), got_acc = Read<int64_t>(acc);
   for (int64_t j = 0; j < kCols; ++j) {

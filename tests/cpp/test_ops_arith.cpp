@@ -13,30 +13,41 @@ namespace {
 
 template <class T>
 T Add(T a, T b) {
-  if constexpr (kIsBool<T>) return a || b;
-  else if constexpr (kIsInt<T>) return WrapAdd(a, b);
-  else return a + b;
+  if constexpr (kIsBool<T>)
+    return a || b;
+  else if constexpr (kIsInt<T>)
+    return WrapAdd(a, b);
+  else
+    return a + b;
 }
 
 template <class T>
 T Subtract(T a, T b) {
-  if constexpr (kIsInt<T>) return WrapSub(a, b);
-  else if constexpr (kIsFloat<T>) return a - b;
-  else return T();
+  if constexpr (kIsInt<T>)
+    return WrapSub(a, b);
+  else if constexpr (kIsFloat<T>)
+    return a - b;
+  else
+    return T();
 }
 
 template <class T>
 T Multiply(T a, T b) {
-  if constexpr (kIsBool<T>) return a && b;
-  else if constexpr (kIsInt<T>) return WrapMul(a, b);
-  else return a * b;
+  if constexpr (kIsBool<T>)
+    return a && b;
+  else if constexpr (kIsInt<T>)
+    return WrapMul(a, b);
+  else
+    return a * b;
 }
 
 // Integers are converted to float64 first (the "ii->d" loops).
 template <class T>
 auto TrueDivide(T a, T b) {
-  if constexpr (kIsFloat<T>) return a / b;
-  else return static_cast<double>(a) / static_cast<double>(b);
+  if constexpr (kIsFloat<T>)
+    return a / b;
+  else
+    return static_cast<double>(a) / static_cast<double>(b);
 }
 
 // NumPy's npy_divmod (npymath), step by step, in T's precision.
@@ -106,23 +117,32 @@ T Remainder(T a, T b) {
 
 template <class T>
 T Fmod(T a, T b) {
-  if constexpr (kIsInt<T>) return b == 0 ? T(0) : TruncRem(a, b);
-  else if constexpr (kIsFloat<T>) return std::fmod(a, b);
-  else return T();
+  if constexpr (kIsInt<T>)
+    return b == 0 ? T(0) : TruncRem(a, b);
+  else if constexpr (kIsFloat<T>)
+    return std::fmod(a, b);
+  else
+    return T();
 }
 
 template <class T>
 T Negative(T a) {
-  if constexpr (kIsInt<T>) return WrapSub<T>(0, a);
-  else if constexpr (kIsFloat<T>) return -a;
-  else return T();
+  if constexpr (kIsInt<T>)
+    return WrapSub<T>(0, a);
+  else if constexpr (kIsFloat<T>)
+    return -a;
+  else
+    return T();
 }
 
 template <class T>
 T Absolute(T a) {
-  if constexpr (kIsInt<T> && std::is_signed_v<T>) return a < 0 ? WrapSub<T>(0, a) : a;
-  else if constexpr (kIsFloat<T>) return std::fabs(a);
-  else return a;  // unsigned and bool
+  if constexpr (kIsInt<T> && std::is_signed_v<T>)
+    return a < 0 ? WrapSub<T>(0, a) : a;
+  else if constexpr (kIsFloat<T>)
+    return std::fabs(a);
+  else
+    return a;  // unsigned and bool
 }
 
 template <class T>
@@ -135,7 +155,9 @@ void AddBinary(std::vector<OpCase> &cases, npvk_op op, Fn fn) {
   AddCases(cases, op, [&](const Loop &, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
     using R = decltype(fn(T(), T()));
-    return OpCase{{}, MakeElementFn<R, T, T>([fn](T a, T b) { return fn(a, b); }), Exact(),
+    return OpCase{{},
+                  MakeElementFn<R, T, T>([fn](T a, T b) { return fn(a, b); }),
+                  Exact(),
                   BinaryValues<T>(rng)};
   });
 }
@@ -144,8 +166,8 @@ template <class Fn>
 void AddUnary(std::vector<OpCase> &cases, npvk_op op, Fn fn) {
   AddCases(cases, op, [&](const Loop &, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
-    return OpCase{{}, MakeElementFn<T, T>([fn](T a) { return fn(a); }), Exact(),
-                  UnaryValues<T>(rng)};
+    return OpCase{
+        {}, MakeElementFn<T, T>([fn](T a) { return fn(a); }), Exact(), UnaryValues<T>(rng)};
   });
 }
 

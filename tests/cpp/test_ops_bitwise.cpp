@@ -42,33 +42,44 @@ T RightShift(T a, T b) {
 
 template <class T>
 T Invert(T a) {
-  if constexpr (kIsBool<T>) return !a;
-  else if constexpr (kIsInt<T>) return static_cast<T>(~a);
-  else return T();
+  if constexpr (kIsBool<T>)
+    return !a;
+  else if constexpr (kIsInt<T>)
+    return static_cast<T>(~a);
+  else
+    return T();
 }
 
 // bool's bitwise ops are its logical ones on the 0/1 bytes.
 template <class T>
 T BitAnd(T a, T b) {
-  if constexpr (kIsFloat<T>) return T();
-  else return static_cast<T>(a & b);
+  if constexpr (kIsFloat<T>)
+    return T();
+  else
+    return static_cast<T>(a & b);
 }
 template <class T>
 T BitOr(T a, T b) {
-  if constexpr (kIsFloat<T>) return T();
-  else return static_cast<T>(a | b);
+  if constexpr (kIsFloat<T>)
+    return T();
+  else
+    return static_cast<T>(a | b);
 }
 template <class T>
 T BitXor(T a, T b) {
-  if constexpr (kIsFloat<T>) return T();
-  else return static_cast<T>(a ^ b);
+  if constexpr (kIsFloat<T>)
+    return T();
+  else
+    return static_cast<T>(a ^ b);
 }
 
 template <class Fn>
 void AddBinary(std::vector<OpCase> &cases, npvk_op op, Fn fn) {
   AddCases(cases, op, [&](const Loop &, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
-    return OpCase{{}, MakeElementFn<T, T, T>([fn](T a, T b) { return fn(a, b); }), Exact(),
+    return OpCase{{},
+                  MakeElementFn<T, T, T>([fn](T a, T b) { return fn(a, b); }),
+                  Exact(),
                   BinaryValues<T>(rng)};
   });
 }

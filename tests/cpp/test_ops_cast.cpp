@@ -26,8 +26,10 @@ bool CastDefined(From x) {
 
 template <class From, class To>
 To CastRef(From x) {
-  if constexpr (kIsBool<To>) return x != 0;  // NaN != 0, so NaN is true
-  else return static_cast<To>(x);            // the compiler's C conversions are the contract
+  if constexpr (kIsBool<To>)
+    return x != 0;  // NaN != 0, so NaN is true
+  else
+    return static_cast<To>(x);  // the compiler's C conversions are the contract
 }
 
 // Source values: From's edges and random values, plus for float sources the values just inside
@@ -52,8 +54,8 @@ std::vector<Bytes> CastValues(std::mt19937 &rng) {
     const From top = static_cast<From>(std::ldexp(1.0L, L::digits));  // MAX + 1
     const From bottom = std::is_signed_v<To> ? -top : From(0);        // MIN
     for (From x : {std::nextafter(top, From(0)), top, bottom, std::nextafter(bottom, -top),
-                   std::nextafter(bottom - From(1), From(0)), From(0.99), From(-0.99),
-                   From(127.5), From(-128.5), From(255.5), From(-129.5)}) {
+                   std::nextafter(bottom - From(1), From(0)), From(0.99), From(-0.99), From(127.5),
+                   From(-128.5), From(255.5), From(-129.5)}) {
       candidates.push_back(x);
     }
     const double lo = static_cast<double>(L::min());
@@ -75,8 +77,8 @@ std::vector<OpCase> CastCases() {
     using From = typename decltype(from_tag)::type;
     return VisitDtype(loop.dtypes[1], [&](auto to_tag) {
       using To = typename decltype(to_tag)::type;
-      return OpCase{{}, MakeElementFn<To, From>(CastRef<From, To>), Exact(),
-                    CastValues<From, To>(rng)};
+      return OpCase{
+          {}, MakeElementFn<To, From>(CastRef<From, To>), Exact(), CastValues<From, To>(rng)};
     });
   });
   return cases;

@@ -48,8 +48,10 @@ template <class Fn>
 void AddPredicate(std::vector<OpCase> &cases, npvk_op op, Fn fn) {
   AddCases(cases, op, [&](const Loop &, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
-    return OpCase{{}, MakeElementFn<bool, T, T>([fn](T a, T b) { return bool(fn(a, b)); }),
-                  Exact(), BinaryValues<T>(rng)};
+    return OpCase{{},
+                  MakeElementFn<bool, T, T>([fn](T a, T b) { return bool(fn(a, b)); }),
+                  Exact(),
+                  BinaryValues<T>(rng)};
   });
 }
 
@@ -59,8 +61,8 @@ void AddExtremum(std::vector<OpCase> &cases, npvk_op op, Fn fn) {
     using T = typename decltype(tag)::type;
     Tolerance tol = Exact();
     tol.signed_zero_equal = true;
-    return OpCase{{}, MakeElementFn<T, T, T>([fn](T a, T b) { return fn(a, b); }), tol,
-                  BinaryValues<T>(rng)};
+    return OpCase{
+        {}, MakeElementFn<T, T, T>([fn](T a, T b) { return fn(a, b); }), tol, BinaryValues<T>(rng)};
   });
 }
 
@@ -81,8 +83,8 @@ std::vector<OpCase> CompareCases() {
   AddPredicate(cases, NPVK_OP_LOGICAL_XOR, [](auto a, auto b) { return (a != 0) != (b != 0); });
   AddCases(cases, NPVK_OP_LOGICAL_NOT, [](const Loop &, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
-    return OpCase{{}, MakeElementFn<bool, T>([](T a) { return a == 0; }), Exact(),
-                  UnaryValues<T>(rng)};
+    return OpCase{
+        {}, MakeElementFn<bool, T>([](T a) { return a == 0; }), Exact(), UnaryValues<T>(rng)};
   });
   AddExtremum(cases, NPVK_OP_MAXIMUM, [](auto a, auto b) { return Maximum(a, b); });
   AddExtremum(cases, NPVK_OP_MINIMUM, [](auto a, auto b) { return Minimum(a, b); });

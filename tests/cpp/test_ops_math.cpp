@@ -25,14 +25,18 @@ constexpr size_t kAccuracySamples = 20000;
 
 template <class T>
 T ExpRef(T x) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(std::exp(double(x)));
-  else return static_cast<T>(std::exp(x));
+  if constexpr (std::is_same_v<T, float>)
+    return static_cast<float>(std::exp(double(x)));
+  else
+    return static_cast<T>(std::exp(x));
 }
 
 template <class T>
 T LogRef(T x) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(std::log(double(x)));
-  else return static_cast<T>(std::log(x));
+  if constexpr (std::is_same_v<T, float>)
+    return static_cast<float>(std::log(double(x)));
+  else
+    return static_cast<T>(std::log(x));
 }
 
 // Exact wrapping repeated multiplication (by squaring: the same product modulo 2^bits). A
@@ -58,9 +62,12 @@ T IntPower(T base, T exponent) {
 
 template <class T>
 T Power(T a, T b) {
-  if constexpr (kIsInt<T>) return IntPower(a, b);
-  else if constexpr (kIsFloat<T>) return std::pow(a, b);  // powf for float32, as NumPy's loop
-  else return T();
+  if constexpr (kIsInt<T>)
+    return IntPower(a, b);
+  else if constexpr (kIsFloat<T>)
+    return std::pow(a, b);  // powf for float32, as NumPy's loop
+  else
+    return T();
 }
 
 // exp's interesting range: float32 stays clear of results below FLT_MIN (docs/ops.md: lavapipe
@@ -144,25 +151,30 @@ std::vector<OpCase> MathCases() {
   AddFloatUnary(cases, NPVK_OP_SQRT, Exact(), [](auto x) { return decltype(x)(std::sqrt(x)); });
   AddCases(cases, NPVK_OP_EXP, [](const Loop &loop, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
-    return OpCase{{}, MakeElementFn<T, T>(ExpRef<T>), TranscendentalTolerance(loop.dtypes[0]),
+    return OpCase{{},
+                  MakeElementFn<T, T>(ExpRef<T>),
+                  TranscendentalTolerance(loop.dtypes[0]),
                   ExpValues<T>(rng)};
   });
   AddCases(cases, NPVK_OP_LOG, [](const Loop &loop, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
-    return OpCase{{}, MakeElementFn<T, T>(LogRef<T>), TranscendentalTolerance(loop.dtypes[0]),
+    return OpCase{{},
+                  MakeElementFn<T, T>(LogRef<T>),
+                  TranscendentalTolerance(loop.dtypes[0]),
                   LogValues<T>(rng)};
   });
   AddCases(cases, NPVK_OP_POWER, [](const Loop &, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (kIsFloat<T>) {
-      return OpCase{{}, MakeElementFn<T, T, T>(Power<T>), Ulps(kPowerUlps),
-                    FloatPowerValues<T>(rng)};
+      return OpCase{
+          {}, MakeElementFn<T, T, T>(Power<T>), Ulps(kPowerUlps), FloatPowerValues<T>(rng)};
     } else {
       return OpCase{{}, MakeElementFn<T, T, T>(Power<T>), Exact(), IntPowerValues<T>(rng)};
     }
   });
   // rint rounds half to even: std::nearbyint in the default rounding mode.
-  AddFloatUnary(cases, NPVK_OP_RINT, Exact(), [](auto x) { return decltype(x)(std::nearbyint(x)); });
+  AddFloatUnary(cases, NPVK_OP_RINT, Exact(),
+                [](auto x) { return decltype(x)(std::nearbyint(x)); });
   AddFloatUnary(cases, NPVK_OP_FLOOR, Exact(), [](auto x) { return decltype(x)(std::floor(x)); });
   AddFloatUnary(cases, NPVK_OP_CEIL, Exact(), [](auto x) { return decltype(x)(std::ceil(x)); });
   AddFloatUnary(cases, NPVK_OP_TRUNC, Exact(), [](auto x) { return decltype(x)(std::trunc(x)); });
@@ -172,8 +184,10 @@ std::vector<OpCase> MathCases() {
   AddFloatUnary(cases, NPVK_OP_SIGNBIT, Exact(), [](auto x) { return bool(std::signbit(x)); });
   AddCases(cases, NPVK_OP_COPYSIGN, [](const Loop &, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
-    return OpCase{{}, MakeElementFn<T, T, T>([](T a, T b) { return T(std::copysign(a, b)); }),
-                  Exact(), BinaryValues<T>(rng)};
+    return OpCase{{},
+                  MakeElementFn<T, T, T>([](T a, T b) { return T(std::copysign(a, b)); }),
+                  Exact(),
+                  BinaryValues<T>(rng)};
   });
   return cases;
 }

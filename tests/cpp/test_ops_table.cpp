@@ -9,7 +9,7 @@
 namespace npvk_test {
 namespace {
 
-using Signature_ = std::vector<npvk_dtype>;
+using DtypeList = std::vector<npvk_dtype>;
 
 class OpTableTest : public NpvkTest {};
 
@@ -35,8 +35,8 @@ void ForEachCombination(uint32_t count, F f) {
   }
 }
 
-std::set<std::pair<int, Signature_>> LoopSet(const std::vector<Loop> &loops) {
-  std::set<std::pair<int, Signature_>> set;
+std::set<std::pair<int, DtypeList>> LoopSet(const std::vector<Loop> &loops) {
+  std::set<std::pair<int, DtypeList>> set;
   for (const Loop &l : loops) set.insert({l.op, l.dtypes});
   return set;
 }
@@ -67,15 +67,20 @@ TEST_F(OpTableTest, SupportedMatchesDocs) {
   NPVK_ASSERT_OK(npvk_context_device_info(ctx(), &dev));
   auto device_has = [&](npvk_dtype d) {
     switch (d) {
-      case NPVK_FLOAT64: return dev.float64 != 0;
+      case NPVK_FLOAT64:
+        return dev.float64 != 0;
       case NPVK_INT64:
-      case NPVK_UINT64: return dev.int64 != 0;
+      case NPVK_UINT64:
+        return dev.int64 != 0;
       case NPVK_INT16:
-      case NPVK_UINT16: return dev.int16 != 0 && dev.storage16 != 0;
+      case NPVK_UINT16:
+        return dev.int16 != 0 && dev.storage16 != 0;
       case NPVK_BOOL:
       case NPVK_INT8:
-      case NPVK_UINT8: return dev.int8 != 0 && dev.storage8 != 0;
-      default: return true;
+      case NPVK_UINT8:
+        return dev.int8 != 0 && dev.storage8 != 0;
+      default:
+        return true;
     }
   };
   const auto documented = LoopSet(DocumentedLoops());
@@ -88,8 +93,8 @@ TEST_F(OpTableTest, SupportedMatchesDocs) {
     std::string first_wrong;
     ForEachCombination(sig.nin + sig.nout, [&](const std::vector<npvk_dtype> &dtypes) {
       // Unimplemented ops: only the same-dtype combinations, enough to see a stray "yes".
-      if (!is_documented && std::adjacent_find(dtypes.begin(), dtypes.end(),
-                                               std::not_equal_to<>()) != dtypes.end()) {
+      if (!is_documented &&
+          std::adjacent_find(dtypes.begin(), dtypes.end(), std::not_equal_to<>()) != dtypes.end()) {
         return;
       }
       int supported = -1;

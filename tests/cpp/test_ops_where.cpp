@@ -22,7 +22,8 @@ std::vector<OpCase> WhereCases() {
         using T = typename decltype(tag)::type;
         return OpCase{{},
                       MakeElementFn<T, bool, T, T>([](bool c, T x, T y) { return c ? x : y; }),
-                      Exact(), WhereValues<T>(rng)};
+                      Exact(),
+                      WhereValues<T>(rng)};
       },
       /*key=*/1);
   return cases;

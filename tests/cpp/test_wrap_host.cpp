@@ -47,8 +47,8 @@ class WrapHost : public NpvkTest {
     View three = MakeScalar(ctx(), int32_t{3});
     View one = MakeScalar(ctx(), int32_t{1});
     auto run = [&] {
-      NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_MULTIPLY, a_view.get(), three.get(),
-                                 out_view.get()));
+      NPVK_ASSERT_OK(
+          npvk_binary(ctx(), NPVK_OP_MULTIPLY, a_view.get(), three.get(), out_view.get()));
       NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, out_view.get(), one.get(), out_view.get()));
       NPVK_ASSERT_OK(npvk_buffer_sync(out.get()));
     };

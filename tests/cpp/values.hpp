@@ -19,9 +19,8 @@ template <class T>
 std::vector<T> Unique(const std::vector<T> &values) {
   std::vector<T> out;
   for (T v : values) {
-    bool seen = std::any_of(out.begin(), out.end(), [&](T o) {
-      return std::memcmp(&o, &v, sizeof(T)) == 0;
-    });
+    bool seen = std::any_of(out.begin(), out.end(),
+                            [&](T o) { return std::memcmp(&o, &v, sizeof(T)) == 0; });
     if (!seen) out.push_back(v);
   }
   return out;
@@ -36,9 +35,20 @@ std::vector<T> EdgeValues() {
     return {false, true};
   } else if constexpr (kIsInt<T>) {
     const T bits = static_cast<T>(sizeof(T) * 8);
-    std::vector<T> v = {0, 1, 2, 3, 5, 7, 13, static_cast<T>(bits - 1), bits,
-                        static_cast<T>(bits + 1), L::max(), static_cast<T>(L::max() - 1),
-                        static_cast<T>(L::max() / 2), static_cast<T>(L::max() / 2 + 1)};
+    std::vector<T> v = {0,
+                        1,
+                        2,
+                        3,
+                        5,
+                        7,
+                        13,
+                        static_cast<T>(bits - 1),
+                        bits,
+                        static_cast<T>(bits + 1),
+                        L::max(),
+                        static_cast<T>(L::max() - 1),
+                        static_cast<T>(L::max() / 2),
+                        static_cast<T>(L::max() / 2 + 1)};
     if constexpr (std::is_signed_v<T>) {
       for (T x : {-1, -2, -3, -5, -7, -13}) v.push_back(x);
       v.push_back(static_cast<T>(-bits));
@@ -54,12 +64,22 @@ std::vector<T> EdgeValues() {
     const T tiny = std::is_same_v<T, float> ? T(1e-30f) : T(1e-300);
     const T two_digits = std::ldexp(T(1), L::digits);
     const T below_half = std::ldexp(T(1), L::digits - 1) - T(0.5);
-    return {T(0),        -T(0),      T(1),           -T(1),       T(0.5),    -T(0.5),
-            T(1.5),      -T(1.5),    T(2.5),         -T(2.5),     T(3),      -T(3),
-            T(7),        -T(7),      T(0.1),         -T(0.1),     T(1e10),   -T(1e10),
-            big,         -big,       L::max(),       -L::max(),   tiny,      -tiny,
-            two_digits,  two_digits + T(2), below_half, -below_half, L::infinity(),
-            -L::infinity(), L::quiet_NaN()};
+    return {T(0),          -T(0),
+            T(1),          -T(1),
+            T(0.5),        -T(0.5),
+            T(1.5),        -T(1.5),
+            T(2.5),        -T(2.5),
+            T(3),          -T(3),
+            T(7),          -T(7),
+            T(0.1),        -T(0.1),
+            T(1e10),       -T(1e10),
+            big,           -big,
+            L::max(),      -L::max(),
+            tiny,          -tiny,
+            two_digits,    two_digits + T(2),
+            below_half,    -below_half,
+            L::infinity(), -L::infinity(),
+            L::quiet_NaN()};
   }
 }
 

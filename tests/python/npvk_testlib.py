@@ -321,11 +321,14 @@ def scalar_value(name, types, pos):
 # Comparison
 
 
-def _ordered(bits, nbits):
-    """Float bit patterns mapped to integers in the order of the floats."""
-    sign = np.int64(1) << (nbits - 1)
-    b = bits.astype(np.int64)
-    return np.where(b & sign, -(b & (sign - 1)), b)
+def _ulp_distance(a_bits, e_bits, nbits):
+    """Units in the last place between floats given as unsigned bit patterns."""
+    sign = np.uint64(1) << np.uint64(nbits - 1)
+    a = a_bits.astype(np.uint64)
+    e = e_bits.astype(np.uint64)
+    am, em = a & (sign - np.uint64(1)), e & (sign - np.uint64(1))
+    same = (a & sign) == (e & sign)
+    return np.where(same, np.maximum(am, em) - np.minimum(am, em), am + em)
 
 
 def _describe(actual, expected, bad, limit=8):
@@ -336,9 +339,10 @@ def _describe(actual, expected, bad, limit=8):
     return f"{int(bad.sum())} of {bad.size} elements differ:\n" + "\n".join(rows)
 
 
-def assert_same(actual, expected, ulps=0, context=""):
+def assert_same(actual, expected, ulps=0, context="", signed_zeros=True):
     """Bit-exact equality (NaNs equal to NaNs, any payload; signed zeros
-    distinguished), or within `ulps` units in the last place for floats."""
+    distinguished unless signed_zeros=False), or within `ulps` units in the
+    last place for floats."""
     actual = np.asarray(actual)
     expected = np.asarray(expected)
     where = f" ({context})" if context else ""
@@ -355,11 +359,12 @@ def assert_same(actual, expected, ulps=0, context=""):
         if ulps == 0:
             bad |= ~an & ~en & (ab != eb)
         else:
-            nbits = a.dtype.itemsize * 8
-            dist = np.abs(_ordered(ab, nbits) - _ordered(eb, nbits))
+            dist = _ulp_distance(ab, eb, a.dtype.itemsize * 8)
             finite = np.isfinite(a) & np.isfinite(e)
             # Infinities must match exactly; finite values within `ulps`.
             bad |= ~an & ~en & ((~finite & (ab != eb)) | (finite & (dist > ulps)))
+        if not signed_zeros:
+            bad &= ~((a == 0) & (e == 0))
         assert not bad.any(), _describe(actual, expected, bad.reshape(actual.shape)) + where
     else:
         bad = actual != expected

@@ -1,0 +1,240 @@
+"""The npvk package's Python API: enable/disable/is_enabled/sync/stats/
+reset_stats/device, NPVK_MIN_BYTES and NPVK_DEVICE."""
+
+import gc
+import textwrap
+
+import numpy as np
+import pytest
+from numpy.core.multiarray import get_handler_name
+
+import npvk
+from npvk_testlib import (EXPECTED_LOOPS_REPLACED, StatsDelta, assert_same, npvk_enabled,
+                          run_python, subprocess_env)
+
+N = 10_000
+
+
+def test_enable_disable_is_enabled():
+    assert not npvk.is_enabled()
+    original_seterr = np.seterr
+    npvk.enable(min_bytes=0)
+    try:
+        assert npvk.is_enabled()
+        assert get_handler_name() == "npvk"
+        assert npvk.stats()["loops_replaced"] == EXPECTED_LOOPS_REPLACED
+    finally:
+        npvk.disable()
+    assert not npvk.is_enabled()
+    assert get_handler_name() == "default_allocator"
+    assert np.seterr is original_seterr
+    assert npvk.stats()["loops_replaced"] == 0
+    npvk.disable()  # a second disable is harmless
+    assert not npvk.is_enabled()
+
+
+def test_disabled_means_numpy():
+    a = np.arange(N, dtype=np.float64)
+    delta = StatsDelta()
+    b = a * 2.0 + 1.0
+    assert delta.device_ops == 0
+    assert delta.fallbacks() == 0
+    assert_same(b, np.arange(N, dtype=np.float64) * 2.0 + 1.0)
+
+
+def test_enable_twice_updates_min_bytes():
+    with npvk_enabled(min_bytes=0):
+        a = np.arange(N, dtype=np.float64)
+        delta = StatsDelta()
+        a * 2.0
+        assert delta.device_ops == 1
+        npvk.enable(min_bytes=1 << 30)
+        assert npvk.is_enabled()
+        b = np.arange(N, dtype=np.float64)
+        delta = StatsDelta()
+        b * 2.0
+        assert delta.device_ops == 0
+        assert delta.fallbacks("multiply", "small") == 1
+
+
+def test_min_bytes_from_environment(monkeypatch):
+    monkeypatch.setenv("NPVK_MIN_BYTES", "0")
+    with npvk_enabled(min_bytes=None):
+        a = np.arange(100, dtype=np.float64)  # 800 bytes
+        delta = StatsDelta()
+        a + 1.0
+        assert delta.device_ops == 1
+    monkeypatch.setenv("NPVK_MIN_BYTES", str(1 << 30))
+    with npvk_enabled(min_bytes=None):
+        a = np.arange(N, dtype=np.float64)
+        delta = StatsDelta()
+        a + 1.0
+        assert delta.device_ops == 0
+        assert delta.fallbacks("add", "small") == 1
+
+
+def test_min_bytes_default_is_one_mib(monkeypatch):
+    monkeypatch.delenv("NPVK_MIN_BYTES", raising=False)
+    assert npvk.DEFAULT_MIN_BYTES == 1 << 20
+    with npvk_enabled(min_bytes=None):
+        small = np.ones((1 << 20) // 8 - 1)
+        big = np.ones((1 << 20) // 8)
+        delta = StatsDelta()
+        small + 1.0
+        assert delta.device_ops == 0
+        big + 1.0
+        assert delta.device_ops == 1
+
+
+def test_bad_min_bytes_environment(monkeypatch):
+    monkeypatch.setenv("NPVK_MIN_BYTES", "a lot")
+    with pytest.raises(ValueError, match="NPVK_MIN_BYTES"):
+        npvk.enable()
+    assert not npvk.is_enabled()
+    assert get_handler_name() == "default_allocator"
+
+
+def test_only_large_arrays_are_managed():
+    with npvk_enabled(min_bytes=4096):
+        gc.collect()
+        before = npvk.stats()["managed_allocations"]
+        small = np.ones(100)  # 800 bytes: malloc
+        big = np.ones(1000)  # 8000 bytes: managed
+        s = npvk.stats()
+        assert s["managed_allocations"] == before + 1
+        del small, big
+        gc.collect()
+        assert npvk.stats()["managed_allocations"] == before
+
+
+def test_stats_keys_and_counters():
+    with npvk_enabled(min_bytes=0):
+        a = np.arange(N, dtype=np.float64)
+        delta = StatsDelta()
+        b = a * 3.0
+        b[0]  # fault: sync
+        s = npvk.stats()
+    for key in ("ops_on_device", "ops_fallback", "ops_fallback_total", "kernels_compiled",
+                "cache_hits", "flushes", "dispatches", "device_seconds", "compile_seconds",
+                "validation_messages", "host_syncs", "faults", "managed_allocations",
+                "managed_bytes", "loops_replaced"):
+        assert key in s, key
+    assert set(s["host_syncs"]) >= {"fault", "explicit", "free", "fork", "exit"}
+    assert delta.get("dispatches") >= 1
+    assert delta.get("flushes") >= 1
+    assert delta.get("host_syncs", "fault") >= 1
+    assert delta.get("faults") >= 1
+    assert s["device_seconds"] >= 0.0
+
+
+def test_sync_is_an_explicit_host_sync():
+    with npvk_enabled(min_bytes=0):
+        a = np.arange(N, dtype=np.float64)
+        b = a + 1.0
+        delta = StatsDelta()
+        npvk.sync()
+        assert delta.get("host_syncs", "explicit") == 1
+        assert delta.get("flushes") == 1
+        npvk.sync()  # nothing pending: no flush
+        assert delta.get("flushes") == 1
+        b[0]
+        assert delta.get("faults") == 0
+
+
+def test_reset_stats():
+    assert npvk.stats().get("validation_messages", 0) == 0  # reset would hide them
+    with npvk_enabled(min_bytes=0):
+        a = np.arange(N, dtype=np.float64)
+        a * 2.0
+        np.add.reduce(a)
+        npvk.reset_stats()
+        s = npvk.stats()
+        assert s["ops_on_device"] == 0
+        assert s["ops_fallback"] == {}
+        assert s["ops_fallback_total"] == 0
+        assert s["dispatches"] == 0
+        a * 2.0
+        assert npvk.stats()["ops_on_device"] == 1
+
+
+def test_device_info():
+    with npvk_enabled(min_bytes=0):
+        info = npvk.device()
+    assert set(info) >= {"name", "driver", "float64", "type"}
+    assert isinstance(info["name"], str) and info["name"]
+    assert info["float64"] in (0, 1)
+
+
+def _run(code, **env):
+    return run_python(["-c", textwrap.dedent(code)], env=subprocess_env(**env))
+
+
+def test_device_before_enable_and_by_name():
+    proc = _run("""
+        import npvk
+        assert npvk.device() is None
+        assert not npvk.is_enabled()
+        npvk.sync()                      # harmless before enable
+        npvk.enable(min_bytes=0, device="0")
+        name = npvk.device()["name"]
+        print("device", name)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    name = proc.stdout.split("device ", 1)[1].strip()
+    fragment = name.split()[0]
+    proc = _run(f"""
+        import npvk
+        npvk.enable(min_bytes=0, device={fragment.lower()!r})
+        assert npvk.device()["name"] == {name!r}, npvk.device()
+    """)
+    assert proc.returncode == 0, proc.stderr
+    proc = _run(f"""
+        import npvk
+        npvk.enable()
+        assert npvk.device()["name"] == {name!r}, npvk.device()
+    """, NPVK_DEVICE=fragment)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_unknown_device_is_an_error_and_leaves_numpy_alone():
+    proc = _run("""
+        import numpy as np
+        import npvk
+        from numpy.core.multiarray import get_handler_name
+        try:
+            npvk.enable(min_bytes=0, device="no-such-gpu-anywhere")
+        except RuntimeError as exc:
+            print("error", exc)
+        assert not npvk.is_enabled()
+        assert get_handler_name() == "default_allocator"
+        assert (np.arange(10) * 2).tolist() == list(range(0, 20, 2))
+        npvk.enable(min_bytes=0)         # the default device still works
+        a = np.arange(10_000.0)
+        b = a * 2
+        assert npvk.stats()["ops_on_device"] >= 1
+        assert b[4] == 8.0
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "NPVK_ERR_NO_DEVICE" in proc.stdout
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "npvk bug: enable(device=0) raises TypeError ('argument 2 must be str or None, not int') "
+    "although the docstring says device is an index or a name substring"))
+def test_device_by_integer_index():
+    proc = _run("""
+        import npvk
+        npvk.enable(min_bytes=0, device=0)
+        assert npvk.is_enabled()
+    """)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_reenable_after_disable_keeps_working():
+    for k in range(3):
+        with npvk_enabled(min_bytes=0):
+            a = np.arange(N, dtype=np.float64) + k
+            delta = StatsDelta()
+            b = a * a
+            assert delta.device_ops == 1
+        assert_same(b, (np.arange(N, dtype=np.float64) + k) ** 2)

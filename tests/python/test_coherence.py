@@ -1,0 +1,323 @@
+"""Managed-memory coherence: every way a Python program touches array memory
+while device work on it is pending must see (and leave) exactly what plain
+NumPy would. Each test runs a scenario once with npvk disabled and once
+enabled (min_bytes=0) and compares everything the scenario returns."""
+
+import ctypes
+import gc
+import pickle
+
+import numpy as np
+import pytest
+
+import npvk
+from npvk_testlib import StatsDelta, assert_same, npvk_enabled
+
+N = 10_000
+
+
+def same_in_both(scenario, expect_device=True):
+    """Runs scenario() plain, then under npvk; compares the lists it returns."""
+    expected = scenario()
+    with npvk_enabled(min_bytes=0):
+        delta = StatsDelta()
+        actual = scenario()
+        device_ops = delta.device_ops
+        faults = delta.get("faults")
+    assert len(actual) == len(expected)
+    for k, (a, e) in enumerate(zip(actual, expected)):
+        if isinstance(e, np.ndarray) or isinstance(e, np.generic):
+            assert_same(np.asarray(a), np.asarray(e), context=f"item {k}")
+        else:
+            assert a == e, f"item {k}: {a!r} != {e!r}"
+    if expect_device:
+        assert device_ops > 0, "the scenario never used the device"
+    return device_ops, faults
+
+
+def base(n=N, dtype=np.float64, offset=0.0):
+    return np.arange(n, dtype=dtype) * 0.5 + offset
+
+
+def test_host_read_of_pending_result():
+    def scenario():
+        a, b = base(), base(offset=3.0)
+        c = a * b + 1.0
+        return [c[7], c[-1], float(c.sum()), repr(c[:5]), c.tolist()[123], c]
+
+    _, faults = same_in_both(scenario)
+    assert faults >= 1, "reading a pending result should have faulted and synced"
+
+
+def test_host_write_after_device_op():
+    def scenario():
+        a, b = base(), base(offset=1.0)
+        c = a + b  # pending write of c
+        c[5] = 42.0  # host write: the device result must land first
+        c[-3:] = -1.0
+        d = c * 2.0
+        return [c, d]
+
+    _, faults = same_in_both(scenario)
+    assert faults >= 1
+
+
+def test_host_write_to_input_of_pending_op():
+    """The device must read the inputs as they were when the op was issued."""
+    def scenario():
+        a, b = base(), base(offset=1.0)
+        c = a + b  # pending read of a and b
+        a[:] = 7.0  # host write while the device has not read a yet
+        b[100] = -5.0
+        d = a - b
+        return [c, d, a, b]
+
+    _, faults = same_in_both(scenario)
+    assert faults >= 1, "the host write should have faulted on pages the device reads"
+
+
+def test_chained_pending_ops_and_reuse():
+    def scenario():
+        a = base()
+        for k in range(20):
+            a = a * 1.5 - k
+            if k % 7 == 3:
+                a[k] = k  # host write in the middle of a chain
+        b = np.sqrt(np.abs(a))
+        return [a, b]
+
+    same_in_both(scenario)
+
+
+def test_views_of_device_resident_arrays():
+    def scenario():
+        a = base()
+        c = a * 3.0  # pending
+        v1 = c[::3]
+        v2 = c.reshape(100, 100).T
+        v3 = c[::-1]
+        d = v1 * 2.0  # device op on a strided view of a pending result
+        e = v3 + 1.0
+        v1[0] = -9.0  # write through a view
+        return [v1.copy(), v2.copy(), d, e, c, v2[3, 7]]
+
+    same_in_both(scenario)
+
+
+def test_view_of_pending_array_survives_base_deletion():
+    def scenario():
+        c = base() + 2.0
+        v = c[10:20]
+        del c
+        gc.collect()
+        return [v.copy(), v * 2.0]
+
+    same_in_both(scenario)
+
+
+def test_del_of_pending_temporaries():
+    def scenario():
+        a, b = base(), base(offset=2.0)
+        out = []
+        for k in range(30):
+            t = a * b + k  # freed while its work may still be queued
+            u = t * 2.0
+            del t
+            if k % 10 == 0:
+                out.append(u)
+            del u
+        # Temporaries inside one expression.
+        out.append(((a + b) * (a - b) - a * a) / (b + 1.0))
+        return out
+
+    same_in_both(scenario)
+
+
+def test_freed_pending_arrays_release_memory():
+    with npvk_enabled(min_bytes=0):
+        npvk.sync()
+        gc.collect()
+        live = npvk.stats()["managed_allocations"]
+        a = base()
+        for _ in range(50):
+            t = a * 2.0
+            del t
+        del a
+        gc.collect()
+        npvk.sync()
+        assert npvk.stats()["managed_allocations"] == live
+
+
+def test_arrays_created_before_enable():
+    a = base()
+    b = base(offset=1.0)
+    expected = [(a + b) * 2.0, a[::2] - 1.0]
+    with npvk_enabled(min_bytes=0):
+        c = (a + b) * 2.0  # unmanaged a, b: NumPy; then managed temporary: device
+        d = a[::2] - 1.0
+        a[0] = 99.0  # old arrays stay writable
+    assert_same(c, expected[0])
+    assert_same(d, expected[1])
+    assert a[0] == 99.0
+
+
+def test_arrays_survive_disable_and_reenable():
+    with npvk_enabled(min_bytes=0):
+        a = base() * 2.0  # managed, pending
+    # npvk disabled: managed arrays are plain host memory to NumPy now.
+    b = a + 1.0
+    a[3] = -1.0
+    with npvk_enabled(min_bytes=0):
+        delta = StatsDelta()
+        c = a * b  # a managed (older enable period), b NumPy's memory
+        d = a * a
+        assert delta.device_ops >= 1
+    expected_a = base() * 2.0
+    expected_a[3] = -1.0
+    assert_same(a, expected_a)
+    assert_same(c, expected_a * (base() * 2.0 + 1.0))
+    assert_same(d, expected_a * expected_a)
+    del a, c, d
+    gc.collect()
+
+
+@pytest.mark.parametrize("protocol", [2, pickle.HIGHEST_PROTOCOL])
+def test_pickle_round_trip(protocol):
+    def scenario():
+        c = base() * 7.0 + 1.0  # pending
+        s = pickle.dumps(c, protocol=protocol)
+        r = pickle.loads(s)
+        i = np.arange(N, dtype=np.int32) * 3  # pending int result
+        r2 = pickle.loads(pickle.dumps(i[::2], protocol=protocol))
+        return [r, r2, r * 2.0]
+
+    same_in_both(scenario)
+
+
+def test_pickle_out_of_band_buffers():
+    def scenario():
+        c = base() - 4.0  # pending
+        buffers = []
+        s = pickle.dumps(c, protocol=5, buffer_callback=buffers.append)
+        r = pickle.loads(s, buffers=[b.raw() for b in buffers])
+        return [r, bytes(buffers[0].raw())[:64]]
+
+    same_in_both(scenario)
+
+
+def test_memoryview():
+    def scenario():
+        c = base() + 0.25  # pending
+        m = memoryview(c)
+        items = [m[5], m.tolist()[77], bytes(m[:4])]
+        a = base()
+        w = memoryview(a)  # acquired before a device op reads a
+        d = a * 2.0  # pending read of a
+        w[3] = 1234.5  # write through the memoryview: after the read
+        m.release()
+        w.release()
+        return items + [c, a, d]
+
+    same_in_both(scenario)
+
+
+def test_frombuffer_on_managed_buffer():
+    def scenario():
+        c = base() * 2.0  # pending
+        f = np.frombuffer(c, dtype=np.float64)  # shares c's memory
+        g = np.frombuffer(c, dtype=np.uint8, count=16, offset=8)
+        h = f * 3.0  # ops on the frombuffer view
+        raw = np.frombuffer(bytearray(c.tobytes()), dtype=np.float64)
+        return [f.copy(), g.copy(), h, raw + 1.0]
+
+    same_in_both(scenario)
+
+
+def test_ctypes_pointer_read_and_write():
+    def scenario():
+        c = base() * 5.0  # pending write of c
+        p = c.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        read = [p[0], p[1], p[N - 1]]  # reads through the raw pointer
+        a = base()
+        q = a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        d = a + 1.0  # pending read of a
+        q[2] = -77.0  # raw write after the op was issued
+        return read + [c, a, d]
+
+    same_in_both(scenario)
+
+
+def test_ctypes_memmove_both_ways():
+    def scenario():
+        c = base() * 9.0  # pending
+        buf = (ctypes.c_double * N)()
+        ctypes.memmove(buf, c.ctypes.data, c.nbytes)  # read device-owned pages
+        from_c = np.frombuffer(buf, dtype=np.float64).copy()
+        a = base()
+        d = a * 2.0  # pending read of a
+        src = (ctypes.c_double * 4)(1.0, 2.0, 3.0, 4.0)
+        ctypes.memmove(a.ctypes.data + 8 * 100, src, 32)  # write into a
+        s = ctypes.string_at(c.ctypes.data + 8, 16)
+        return [from_c, a, d, s]
+
+    same_in_both(scenario)
+
+
+def test_ctypes_from_buffer():
+    def scenario():
+        c = base() + 11.0  # pending
+        arr = (ctypes.c_double * N).from_buffer(c)
+        vals = [arr[0], arr[N // 2]]
+        arr[1] = 0.125  # write through the ctypes view
+        return vals + [c, c * 2.0]
+
+    same_in_both(scenario)
+
+
+def test_sync_makes_everything_current():
+    with npvk_enabled(min_bytes=0):
+        a = base()
+        c = a * 2.0 + 1.0
+        npvk.sync()
+        delta = StatsDelta()
+        total = float(c.sum())  # no fault after sync
+        c[0] = 5.0
+        assert delta.get("faults") == 0
+    assert total == float((base() * 2.0 + 1.0).sum())
+
+
+def test_copy_tobytes_and_astype_of_pending():
+    def scenario():
+        c = base(dtype=np.float32) * 3.0  # pending
+        return [c.copy(), np.frombuffer(c.tobytes(), dtype=np.float32).copy(),
+                c.astype(np.float64), c[::7].copy(), np.concatenate([c, c])[::5]]
+
+    same_in_both(scenario)
+
+
+def test_realloc_of_managed_array():
+    """ndarray.resize reallocates through the NEP 49 handler."""
+    def scenario():
+        c = base() * 2.0  # pending
+        c.resize(2 * N, refcheck=False)
+        c[N:] = 1.0
+        return [c, c + 1.0]
+
+    same_in_both(scenario)
+
+
+def test_numpy_functions_on_pending_results():
+    """NumPy functions that run their own C loops (not ufuncs) on device-owned
+    memory: sort, dot, searchsorted, argmax, fancy indexing, boolean masks."""
+    def scenario():
+        a = base()
+        c = np.sin(a) * 0 + a * -1.0 + 3.0  # sin: NumPy; the rest: device
+        d = (a * 2.0)
+        idx = (np.arange(N) * 37) % N
+        out = [np.sort(c), np.dot(c, d), np.searchsorted(np.sort(d), 5.0), np.argmax(c),
+               c[idx], d[c > 0], np.cumsum(d)[-1], np.median(c)]
+        d[idx[:10]] = 0.0
+        out.append(d)
+        return out
+
+    same_in_both(scenario)
