@@ -1,6 +1,7 @@
 #include "core/context.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,21 @@ const vk::PushLayout &expected_push_layout() {
                                       offsetof(PushConstants, count),
                                       offsetof(PushConstants, tables)}};
   return layout;
+}
+
+// Views whose elements interleave without touching (a[0::2] and a[1::2]):
+// every element of each starts at its offset modulo g, the gcd of all
+// strides, so they never meet when those residues are at least an element
+// apart.
+bool interleaved_apart(const View &a, const View &b) {
+  int64_t g = 0;
+  for (const View *v : {&a, &b})
+    for (uint32_t d = 0; d < v->ndim; ++d)
+      if (v->shape[d] > 1) g = std::gcd(g, v->strides[d] < 0 ? -v->strides[d] : v->strides[d]);
+  if (g == 0) return false;  // single elements: the extents decided already
+  int64_t sa = dtype_info(a.dtype).itemsize, sb = dtype_info(b.dtype).itemsize;
+  int64_t d = ((int64_t(a.offset) - int64_t(b.offset)) % g + g) % g;  // a - b, modulo g
+  return d >= sb && g - d >= sa;
 }
 
 }  // namespace
@@ -389,7 +405,8 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
     for (uint32_t k = 0; k < n; ++k) {
       const View &a = *operands[k], &b = *operands[o];
       if (k == o || a.scalar || a.buffer != b.buffer) continue;
-      bool disjoint = extent[k].second <= extent[o].first || extent[o].second <= extent[k].first;
+      bool disjoint = extent[k].second <= extent[o].first || extent[o].second <= extent[k].first ||
+                      interleaved_apart(a, b);
       bool same = k < nin && a.offset == b.offset && a.dtype == b.dtype &&
                   (space.strides.empty() || space.strides[k] == space.strides[o]);
       require(disjoint || same || space.count == 0, NPVK_ERR_INVALID_ARGUMENT,

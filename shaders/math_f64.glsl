@@ -34,8 +34,8 @@
 //  * Speed on SIMD-per-invocation drivers (llvmpipe/lavapipe): the tables live
 //    in a device buffer, not in GLSL constant arrays -- a dynamically indexed
 //    `const double t[128]` is materialised in every invocation's private
-//    memory on every call there (measured: log ~500 ns/element instead of
-//    ~20). A table read from the buffer costs ~0.75 ns/element on lavapipe.
+//    memory on every call there (measured: log 600-1000 ns/element instead of
+//    ~15). A table read from the buffer costs ~0.75 ns/element on lavapipe.
 //    llvmpipe also runs both sides of every branch under a lane mask (measured:
 //    a branch that no lane takes still costs its full price), so rare-case
 //    code is paid for on every call; keep it small.
@@ -69,9 +69,8 @@
 
 // Tables: read from a device buffer of doubles (npvk::math_f64_table_data(),
 // shaders/math_f64_tables.cpp) whose address is NPVK_F64_TABLES, at the
-// NPVK_F64_TAB_* offsets below. (A dynamically indexed constant array would be
-// copied into every invocation's private memory on each call by some drivers,
-// lavapipe among them, which costs far more than the arithmetic.)
+// NPVK_F64_TAB_* offsets below (see the design notes for why not constant
+// arrays).
 #ifdef __cplusplus
 // host checker (math_test/): the same data, linked from math_f64_tables.cpp
 #define NPVK_F64_TAB(i) (npvk::math_f64_table_data()[i])
@@ -272,7 +271,7 @@ npvk_f64x2 npvk_f64_log_core(uint64_t ix)
     double z = uint64BitsToDouble(iz);
     double zh = uint64BitsToDouble(iz & 0xFFFFFFFFFFFFFF00UL);  // 45 significant bits
     precise double zl = z - zh;                      // exact, <= 8 bits
-    double invc = NPVK_F64_TAB(NPVK_F64_TAB_LOG + 3 * i);                       // <= 8 significant bits
+    double invc = NPVK_F64_TAB(NPVK_F64_TAB_LOG + 3 * i);  // <= 8 significant bits
     // r = z*invc - 1, exact: zh*invc and zl*invc are exact products,
     // zh*invc - 1 is exact (Sterbenz) and the final sum is representable.
     precise double r = (zh * invc - 1.0LF) + zl * invc;
