@@ -67,8 +67,25 @@ void ManagedMemory::set_active(bool active) {
   active_ = active;
 }
 
-void *ManagedMemory::allocate(uint64_t size, bool /*zero: fresh mappings are zero*/) {
+void *ManagedMemory::allocate(uint64_t size, bool zero) {
   uint64_t mapped = ((size ? size : 1) + page_ - 1) / page_ * page_;
+  {
+    ContextLock lock(ctx_->mutex());
+    auto spare = spare_.find(mapped);
+    if (spare != spare_.end()) {
+      Allocation *a = spare->second;
+      spare_.erase(spare);
+      spare_bytes_ -= a->mapped;
+      if (zero) std::memset(a->base, 0, size);
+      a->size = size;
+      a->device_valid = false;  // the host may write it without a fault
+      allocations_[reinterpret_cast<uintptr_t>(a->base)] = a;
+      ++stats_.allocations;
+      ++stats_.live_allocations;
+      stats_.live_bytes += size;
+      return a->base;
+    }
+  }
   void *p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) fail(NPVK_ERR_OUT_OF_HOST_MEMORY, "mmap of " + std::to_string(mapped) +
                                                              " bytes failed: " + strerror(errno));
@@ -111,6 +128,19 @@ void ManagedMemory::free(void *ptr) {
 }
 
 void ManagedMemory::release_allocation(Allocation &a) {
+  allocations_.erase(reinterpret_cast<uintptr_t>(a.base));
+  // Keep recently freed mappings, with their device buffers, for the next
+  // allocation of the same size: NumPy programs free and remake same-sized
+  // temporaries all the time, and fresh pages cost a fault and a zero-fill
+  // each (on a CPU device, inside the kernels that first touch them).
+  if (!forked_ && spare_.size() < kMaxSpares && spare_bytes_ + a.mapped <= kMaxSpareBytes) {
+    if (a.state != State::Host) protect(a, State::Host);
+    a.freed = false;
+    a.queued = false;
+    spare_.emplace(a.mapped, &a);
+    spare_bytes_ += a.mapped;
+    return;
+  }
   if (a.buffer) {
     if (forked_) {
       // The parent's Vulkan objects must not be destroyed here: leak them.
@@ -123,7 +153,6 @@ void ManagedMemory::release_allocation(Allocation &a) {
     }
   }
   munmap(a.base, a.mapped);
-  allocations_.erase(reinterpret_cast<uintptr_t>(a.base));
   delete &a;
 }
 
@@ -307,6 +336,8 @@ void ManagedMemory::after_fork_child() {
     a.queued = false;
     if (a.state != State::Host) mm->protect(a, State::Host);
   }
+  for (auto &entry : mm->spare_)
+    if (entry.second->buffer) new std::shared_ptr<Buffer>(std::move(entry.second->buffer));
   mm->queued_.clear();
   // glibc records a mutex's owner by thread id, which differs in the child:
   // unlocking would fail, so the child starts with a fresh mutex instead.

@@ -80,6 +80,10 @@ class ManagedMemory : public MemoryObserver {
   std::shared_ptr<Context> ctx_;
   std::map<uintptr_t, Allocation *> allocations_;  // by base address
   std::vector<Allocation *> queued_;               // used by queued work since the last flush
+  std::multimap<uint64_t, Allocation *> spare_;    // freed mappings kept for reuse, by size
+  uint64_t spare_bytes_ = 0;
+  static constexpr size_t kMaxSpares = 64;
+  static constexpr uint64_t kMaxSpareBytes = 512ull << 20;
   npvk_managed_stats stats_{};
   bool active_ = true;
   bool forked_ = false;

@@ -23,7 +23,9 @@ bool is_managed(void *ptr, uint64_t *size) {
 
 void *allocate(uint64_t size, bool zero) {
   int active = 0;
-  if (settings().enabled && size >= settings().min_bytes &&
+  // An eighth of the threshold: the bool result of a comparison on float64
+  // arrays at the threshold must be managed too, or the op falls back.
+  if (settings().enabled && size >= settings().min_bytes / 8 &&
       npvk_managed_active(&active) == NPVK_SUCCESS && active) {
     void *p = nullptr;
     if (npvk_managed_alloc(size, zero, &p) == NPVK_SUCCESS) return p;
@@ -51,7 +53,8 @@ void *shim_realloc(void *, void *ptr, size_t new_size) {
   if (!ptr) return allocate(new_size, false);
   uint64_t old_size = 0;
   bool managed = is_managed(ptr, &old_size);
-  if (!managed && new_size < settings().min_bytes) return std::realloc(ptr, new_size ? new_size : 1);
+  if (!managed && new_size < settings().min_bytes / 8)
+    return std::realloc(ptr, new_size ? new_size : 1);
   if (!managed) old_size = malloc_usable_size(ptr);
   void *fresh = allocate(new_size, false);
   if (!fresh) return nullptr;

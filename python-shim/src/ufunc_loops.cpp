@@ -6,6 +6,7 @@
 // is large enough, the loop records an npvk operation and returns at once;
 // otherwise it calls NumPy's original loop, which may fault on device-owned
 // pages and so makes them current first.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
@@ -19,6 +20,7 @@ namespace {
 
 constexpr int kMaxSlots = 1024;
 constexpr int kMaxOperands = 4;
+constexpr uint64_t kMinCallBytes = 32 * 1024;
 
 struct Slot {
   PyObject *ufunc = nullptr;  // strong reference while replaced
@@ -39,8 +41,11 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   const int count = s.nin + s.nout;
   if (!settings().enabled) return "disabled";
   if (settings().strict_errors) return "errstate";
+  // NumPy hands N-d work over in chunks (rows, or 8192-element buffers), so
+  // a call is judged against a smaller bar than the allocation threshold; the
+  // operands being managed already says their arrays are large.
   int64_t bytes = int64_t(n) * s.itemsizes[0];
-  if (bytes < int64_t(settings().min_bytes)) return "small";
+  if (bytes < int64_t(std::min<uint64_t>(settings().min_bytes, kMinCallBytes))) return "small";
   for (int k = s.nin; k < count; ++k)
     if (steps[k] == 0) return "reduction";  // an accumulating output
   std::array<npvk_view, kMaxOperands> views{};
