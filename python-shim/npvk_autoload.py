@@ -9,19 +9,8 @@ if os.environ.get("NPVK", "0") not in ("", "0"):
         import npvk as _npvk
 
         _npvk.enable()
-        if os.environ.get("NPVK_STATS", "0") not in ("", "0"):
-            import atexit
-            import sys
-
-            def _report():
-                _npvk.sync()
-                s = _npvk.stats()
-                print(f"npvk: {s['ops_on_device']} ops on the device, "
-                      f"{s['ops_fallback_total']} on NumPy's path, "
-                      f"{s['kernels_compiled']} kernels compiled, "
-                      f"host syncs {s['host_syncs']}", file=sys.stderr)
-
-            atexit.register(_report)
+        if _npvk._stats_requested():
+            _npvk.report_at_exit()
     except Exception as exc:  # never break the user's program at start-up
         import sys
 

@@ -14,10 +14,12 @@ import numpy as _np
 
 from . import _native
 
-__all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device"]
+__all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary"]
 
-# Measured on lavapipe with 2 cores (see docs/python.md): below about 1 MiB the
-# cost of recording and synchronising exceeds NumPy's own loop time.
+# Not yet a measured optimum: on lavapipe every unfused device op is slower than
+# NumPy's loop at every size (README, "Performance today"), and no GPU has been
+# measured yet. 1 MiB keeps small-array code on NumPy's path, where per-call
+# recording and synchronisation would dominate on any device.
 DEFAULT_MIN_BYTES = 1 << 20
 
 _lock = threading.Lock()
@@ -143,6 +145,38 @@ def reset_stats():
 def device():
     """The device in use, or None before enable()."""
     return _native.device_info()
+
+
+def summary():
+    """One line on what ran where, e.g. for the end of a program."""
+    s = stats()
+    syncs = ", ".join(f"{k} {v}" for k, v in s.get("host_syncs", {}).items() if v)
+    fallbacks = s.get("ops_fallback", {})
+    top = sorted(((n, u, r) for u, rs in fallbacks.items() for r, n in rs.items()), reverse=True)[:3]
+    why = "; ".join(f"{u} ({r}) x{n}" for n, u, r in top)
+    return (f"npvk: {s['ops_on_device']} loop calls on the device, "
+            f"{s['ops_fallback_total']} on NumPy's path{' (' + why + ')' if why else ''}; "
+            f"{s.get('kernels_compiled', 0)} kernels compiled, {s.get('cache_hits', 0)} cache hits; "
+            f"device {s.get('device_seconds', 0.0):.3f} s; host syncs: {syncs or 'none'}")
+
+
+def report_at_exit():
+    """Print summary() on stderr when the program ends (NPVK_STATS=1)."""
+    import atexit
+    import sys
+
+    def _report():
+        try:
+            sync()
+            print(summary(), file=sys.stderr)
+        except Exception as exc:  # the program's own exit status matters more
+            print(f"npvk: no summary: {exc}", file=sys.stderr)
+
+    atexit.register(_report)
+
+
+def _stats_requested():
+    return os.environ.get("NPVK_STATS", "0") not in ("", "0")
 
 
 def _hook_faulthandler():

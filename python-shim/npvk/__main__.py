@@ -16,6 +16,8 @@ def main():
     import npvk
 
     npvk.enable()
+    if npvk._stats_requested():
+        npvk.report_at_exit()
     if sys.argv[1] == "-m":
         if len(sys.argv) < 3:
             print("python3 -m npvk -m: a module name is missing", file=sys.stderr)
