@@ -1,4 +1,7 @@
 // Contexts: creation, release, synchronisation and statistics.
+#include <algorithm>
+#include <vector>
+
 #include "capi/capi_common.hpp"
 
 using namespace npvk;
@@ -46,6 +49,20 @@ NPVK_API npvk_status npvk_context_get_stats(npvk_context h, npvk_stats *out) {
     auto ctx = get_context(h);
     ContextLock lock(ctx->mutex());
     copy_sized(out, ctx->stats());
+  });
+}
+
+NPVK_API npvk_status npvk_context_take_fp_errors(npvk_context h, npvk_fp_error *out,
+                                                 uint32_t capacity, uint32_t *count) {
+  return guarded([&] {
+    require_out(count, "count");
+    require(out || capacity == 0, NPVK_ERR_INVALID_ARGUMENT, "out is null");
+    auto ctx = get_context(h);
+    ContextLock lock(ctx->mutex());
+    std::vector<npvk_fp_error> errors = ctx->take_fp_errors();
+    uint32_t n = uint32_t(std::min<size_t>(errors.size(), capacity));
+    std::copy(errors.begin(), errors.begin() + n, out);
+    *count = n;
   });
 }
 

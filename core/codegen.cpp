@@ -202,6 +202,60 @@ void emit_float_template(std::ostringstream &out, bool f64, bool divmod) {
          "#undef NPVK_SIGN_MASK\n#undef NPVK_EXP_MASK\n#undef NPVK_FMOD\n";
 }
 
+// Bit tests that no driver optimisation can fold away.
+std::string is_nan(const DtypeInfo &d, const std::string &x) {
+  if (d.kind != DtypeKind::Float && std::string(d.glsl_compute) != "double") return "false";
+  return std::string(d.glsl_compute) == "double"
+             ? "((doubleBitsToUint64(" + x + ") & 0x7fffffffffffffffUL) > 0x7ff0000000000000UL)"
+             : "((floatBitsToUint(" + x + ") & 0x7fffffffu) > 0x7f800000u)";
+}
+std::string is_finite(const DtypeInfo &d, const std::string &x) {
+  if (d.kind != DtypeKind::Float && std::string(d.glsl_compute) != "double") return "true";
+  return std::string(d.glsl_compute) == "double"
+             ? "((doubleBitsToUint64(" + x + ") & 0x7ff0000000000000UL) != 0x7ff0000000000000UL)"
+             : "((floatBitsToUint(" + x + ") & 0x7f800000u) != 0x7f800000u)";
+}
+
+// The floating-point exceptions NumPy's loop would raise for this element,
+// OR-ed into the dispatch's flag word (docs/ops.md, "Floating-point errors"):
+// a NaN from non-NaN inputs is invalid; an infinity from finite inputs is a
+// division by zero where the op divides by (or takes the log of, or raises to
+// a negative power) zero, else an overflow. Integer division by zero is a
+// division by zero. Underflow is not reported (NumPy ignores it by default).
+std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a) {
+  const DtypeInfo &in = loop_type(s);
+  const DtypeInfo &res = result_type(s);
+  std::string code;
+  if (s.op == NPVK_OP_CAST || s.op == NPVK_OP_WHERE) return code;
+  if (res.kind == DtypeKind::Float || std::string(res.glsl_compute) == "double") {
+    std::string any_nan = "false", all_finite = "true";
+    for (uint32_t k = 0; k < s.nin; ++k) {
+      any_nan += " || " + is_nan(in, a[k]);
+      all_finite += " && " + is_finite(in, a[k]);
+    }
+    std::string zero_division;
+    switch (s.op) {
+      case NPVK_OP_TRUE_DIVIDE:
+      case NPVK_OP_FLOOR_DIVIDE: zero_division = a[1] + " == " + zero(in); break;
+      case NPVK_OP_LOG: zero_division = a[0] + " == " + zero(in); break;
+      case NPVK_OP_POWER: zero_division = a[0] + " == " + zero(in); break;
+      default: zero_division = "false"; break;
+    }
+    code += "    uint fpe = 0u;\n";
+    code += "    if (" + is_nan(res, "r") + " && !(" + any_nan + ")) fpe |= 8u;\n";
+    code += "    if (!" + is_finite(res, "r") + " && !" + is_nan(res, "r") + " && (" + all_finite +
+            ")) fpe |= (" + zero_division + ") ? 1u : 2u;\n";
+  } else if (is_integer(in.dtype) && (s.op == NPVK_OP_FLOOR_DIVIDE ||
+                                      s.op == NPVK_OP_REMAINDER || s.op == NPVK_OP_FMOD)) {
+    code += "    uint fpe = (" + a[1] + " == " + zero(in) + ") ? 1u : 0u;\n";
+  } else {
+    return code;
+  }
+  // Rare, so the atomic costs nothing in the common case.
+  code += "    if (fpe != 0u) atomicOr(FpFlags(pc.flags).v, fpe);\n";
+  return code;
+}
+
 }  // namespace
 
 bool needs_float64(const KernelSpec &s) {
@@ -245,7 +299,8 @@ std::string generate_glsl(const KernelSpec &s, const DeviceTraits &traits) {
   out << "layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Meta "
          "{ int64_t v[]; };\n"
       << "layout(push_constant, std430) uniform Push {\n  uint64_t operand[" << kMaxOperands
-      << "];\n  uint64_t meta;\n  uint64_t count;\n  uint64_t tables;\n} pc;\n";
+      << "];\n  uint64_t meta;\n  uint64_t count;\n  uint64_t tables;\n  uint64_t flags;\n} pc;\n"
+      << "layout(buffer_reference, std430, buffer_reference_align = 4) buffer FpFlags { uint v; };\n";
 
   const bool math = uses_math_f64(s);
   // The math library reads its constant tables from a buffer: a dynamically
@@ -301,6 +356,7 @@ std::string generate_glsl(const KernelSpec &s, const DeviceTraits &traits) {
   // would change the last bit compared with NumPy.
   out << "    " << (res.kind == DtypeKind::Float ? "precise " : "") << res.glsl_compute
       << " r = " << op_expr(s, args) << ";\n";
+  out << fp_flags_code(s, args);
   for (uint32_t k = s.nin; k < n; ++k) {
     const DtypeInfo &d = dtype_info(s.operands[k].dtype);
     std::string value = d.kind == DtypeKind::Bool ? "uint8_t(r ? 1 : 0)"

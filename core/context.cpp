@@ -37,7 +37,8 @@ const vk::PushLayout &expected_push_layout() {
                                      {offsetof(PushConstants, operand),
                                       offsetof(PushConstants, meta),
                                       offsetof(PushConstants, count),
-                                      offsetof(PushConstants, tables)}};
+                                      offsetof(PushConstants, tables),
+                                      offsetof(PushConstants, flags)}};
   return layout;
 }
 
@@ -428,6 +429,7 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
   const Kernel &kernel = kernel_for(spec);
 
   PendingOp pending;
+  pending.op = op;
   vk::Dispatch &d = pending.dispatch;
   d.pipeline = kernel.pipeline;
   d.push.count = uint64_t(space.count);
@@ -538,6 +540,14 @@ void Context::flush() {
   stats_.dispatches += batch.size();
   stats_.barriers += result.barriers;
   stats_.device_seconds += result.device_seconds;
+  for (size_t i = 0; i < done.size(); ++i) {
+    if (!result.fp_flags[i]) continue;
+    npvk_op op = done[i].op;
+    auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(),
+                           [&](const npvk_fp_error &e) { return e.op == uint32_t(op); });
+    if (it != fp_errors_.end()) it->flags |= result.fp_flags[i];
+    else fp_errors_.push_back({uint32_t(op), result.fp_flags[i]});
+  }
   stats_.flush_seconds += seconds_since(start);
 }
 
@@ -598,6 +608,12 @@ npvk_stats Context::stats() const {
   if (device_) s.validation_messages = device_->instance().validation_messages();
   if (cache_) s.disk_cache_rejects = cache_->rejects();
   return s;
+}
+
+std::vector<npvk_fp_error> Context::take_fp_errors() {
+  std::vector<npvk_fp_error> errors;
+  errors.swap(fp_errors_);
+  return errors;
 }
 
 void Context::reset_stats() {

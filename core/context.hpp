@@ -59,6 +59,9 @@ class Context : public std::enable_shared_from_this<Context> {
   void abandon();
   bool has_pending() const { return !pending_.empty(); }
 
+  // FP exceptions raised by work that ran, one entry per op (see npvk.h).
+  std::vector<npvk_fp_error> take_fp_errors();
+
   npvk_stats stats() const;
   void reset_stats();
 
@@ -68,6 +71,7 @@ class Context : public std::enable_shared_from_this<Context> {
     VkPipeline pipeline = VK_NULL_HANDLE;
   };
   struct PendingOp {
+    npvk_op op = NPVK_OP_ADD;
     vk::Dispatch dispatch;
     std::vector<std::shared_ptr<Buffer>> keep_alive;  // buffers it touches
   };
@@ -100,6 +104,7 @@ class Context : public std::enable_shared_from_this<Context> {
   std::unordered_map<std::string, Kernel> kernels_;
   std::vector<PendingOp> pending_;
   RowMerge row_;
+  std::vector<npvk_fp_error> fp_errors_;
   std::vector<std::weak_ptr<Buffer>> buffers_;
   size_t live_buffer_estimate_ = 0;
   npvk_stats stats_{};

@@ -36,8 +36,9 @@ struct PushConstants {
   uint64_t meta;                   // device address of shape and strides (strided kernels)
   uint64_t count;                  // elements to compute
   uint64_t tables;                 // device address of the math library's constant tables
+  uint64_t flags;                  // device address of this dispatch's FP exception word
 };
-static_assert(sizeof(PushConstants) == 56, "PushConstants must match the GLSL block");
+static_assert(sizeof(PushConstants) == 64, "PushConstants must match the GLSL block");
 
 constexpr uint32_t kWorkgroupSize = 128;
 

@@ -44,6 +44,15 @@ void Executor::reserve_arguments(uint64_t bytes) {
   arguments_ = std::make_unique<DeviceBuffer>(device_, capacity, MemoryPlacement::HostVisible);
 }
 
+void Executor::reserve_flags(uint64_t count) {
+  if (flags_ && flags_->size() >= count * sizeof(uint32_t)) return;
+  uint64_t capacity = 1024;
+  while (capacity < count) capacity *= 2;
+  flags_.reset();
+  flags_ = std::make_unique<DeviceBuffer>(device_, capacity * sizeof(uint32_t),
+                                          MemoryPlacement::HostVisible);
+}
+
 BatchResult Executor::run(std::vector<Dispatch> &batch) {
   BatchResult result;
   if (batch.empty()) return result;
@@ -62,6 +71,10 @@ BatchResult Executor::run(std::vector<Dispatch> &batch) {
       at += d.meta.size() * sizeof(int64_t);
     }
   }
+  reserve_flags(batch.size());
+  std::memset(flags_->mapped(), 0, batch.size() * sizeof(uint32_t));
+  for (size_t i = 0; i < batch.size(); ++i)
+    batch[i].push.flags = flags_->address() + i * sizeof(uint32_t);
   const bool timed = device_.info().timestamps;
   const uint32_t query_count = uint32_t(batch.size() * 2);
   if (timed) reserve_queries(query_count);
@@ -101,6 +114,8 @@ BatchResult Executor::run(std::vector<Dispatch> &batch) {
                              uint32_t(2 * i + 1));
   }
   device_.submit_and_wait(cmd);
+  const auto *words = static_cast<const uint32_t *>(flags_->mapped());
+  result.fp_flags.assign(words, words + batch.size());
 
   if (timed) {
     std::vector<uint64_t> stamps(query_count);

@@ -31,6 +31,7 @@ struct Dispatch {
 struct BatchResult {
   uint64_t barriers = 0;
   double device_seconds = 0;
+  std::vector<uint32_t> fp_flags;  // per dispatch: the FP exceptions it raised
 };
 
 class Executor {
@@ -47,11 +48,13 @@ class Executor {
  private:
   void reserve_queries(uint32_t count);
   void reserve_arguments(uint64_t bytes);
+  void reserve_flags(uint64_t count);
   Device &device_;
   VkPipelineLayout layout_;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t query_capacity_ = 0;
   std::unique_ptr<DeviceBuffer> arguments_;
+  std::unique_ptr<DeviceBuffer> flags_;  // one word per dispatch of a batch
 };
 
 }  // namespace npvk::vk

@@ -41,6 +41,7 @@ void make_current(PyObject *obj, bool write) {
 
 int getbuffer(PyObject *obj, Py_buffer *view, int flags) {
   make_current(obj, (flags & PyBUF_WRITABLE) != 0);
+  if (report_fp_errors() < 0) return -1;
   return g_original_getbuffer(obj, view, flags);
 }
 

@@ -1,5 +1,6 @@
 // npvk._native: the CPython extension under the `npvk` package.
 #define NPVK_SHIM_IMPORTS_API  // this file defines NumPy's API tables
+#include <cfenv>
 #include <map>
 #include <mutex>
 #include <string>
@@ -16,6 +17,7 @@ PyObject *g_previous_handler = nullptr;  // NumPy's allocator while ours is set
 std::atomic<uint64_t> g_device_ops{0};
 std::mutex g_fallback_mutex;
 std::map<std::pair<std::string, std::string>, uint64_t> g_fallbacks;
+const char *g_ufunc_names[NPVK_OP_COUNT] = {};  // NumPy's name of each replaced op
 
 PyObject *raise_npvk(npvk_status status) {
   PyErr_Format(PyExc_RuntimeError, "npvk: %s: %s", npvk_status_string(status),
@@ -90,6 +92,7 @@ PyObject *py_sync(PyObject *, PyObject *) {
   npvk_status st;
   Py_BEGIN_ALLOW_THREADS st = npvk_managed_sync();
   Py_END_ALLOW_THREADS if (st != NPVK_SUCCESS) return raise_npvk(st);
+  if (report_fp_errors() < 0) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -212,6 +215,57 @@ Settings &settings() {
 }
 
 npvk_context context() { return g_ctx; }
+
+void remember_ufunc_name(npvk_op op, const char *name) {
+  if (op >= 0 && op < NPVK_OP_COUNT) g_ufunc_names[op] = name;
+}
+
+namespace {
+
+uint32_t take_fp_errors(npvk_fp_error *errors) {
+  uint32_t count = 0;
+  if (!g_ctx.id ||
+      npvk_context_take_fp_errors(g_ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
+    return 0;
+  return count;
+}
+
+int handle_fp_errors(const npvk_fp_error *errors, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    const char *name = errors[i].op < NPVK_OP_COUNT ? g_ufunc_names[errors[i].op] : nullptr;
+    int bufsize = 0, errmask = 0, first = 1;
+    PyObject *errobj = nullptr;
+    if (PyUFunc_GetPyValues(const_cast<char *>(name ? name : "ufunc"), &bufsize, &errmask,
+                            &errobj) < 0)
+      return -1;
+    int r = PyUFunc_handlefperr(errmask, errobj, int(errors[i].flags), &first);
+    Py_XDECREF(errobj);
+    if (r < 0) return -1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int report_fp_errors() {
+  npvk_fp_error errors[NPVK_OP_COUNT];
+  return handle_fp_errors(errors, take_fp_errors(errors));
+}
+
+void report_fp_errors_from_loop() {
+  // Taken without the GIL; only a report needs it.
+  npvk_fp_error errors[NPVK_OP_COUNT];
+  uint32_t count = take_fp_errors(errors);
+  if (count == 0) return;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  if (handle_fp_errors(errors, count) < 0) {
+    // A loop cannot return an exception; the FP status is NumPy's channel for
+    // it, checked when the loop returns.
+    PyErr_Clear();
+    std::feraiseexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID);
+  }
+  PyGILState_Release(gil);
+}
 
 void count_device_op() { ++g_device_ops; }
 

@@ -30,6 +30,17 @@ void count_fallback(const char *ufunc, const char *reason);
 PyObject *counters_as_dict();  // new reference: {"ops_on_device": n, "ops_fallback": {...}}
 void reset_counters();
 
+// Reports floating-point exceptions that device work raised, through NumPy's
+// own error handling (np.seterr / np.errstate decide: warn, raise, ignore...),
+// named after the ufunc that raised them. The caller holds the GIL. Returns 0,
+// or -1 with a Python exception set.
+int report_fp_errors();
+// The same from inside a ufunc loop, where no exception can be returned: an
+// exception (a warning turned into an error) becomes the host's FP status
+// instead, which NumPy checks right after the loop.
+void report_fp_errors_from_loop();
+void remember_ufunc_name(npvk_op op, const char *name);
+
 // allocator.cpp
 PyObject *make_allocator_capsule();  // the NEP 49 handler
 

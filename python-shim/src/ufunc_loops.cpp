@@ -85,6 +85,9 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
 
 void run_loop(int slot, char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
   const Slot &s = g_slots[size_t(slot)];
+  // FP exceptions of device work that ran since the last report surface here
+  // (NumPy cleared the FP status before this call and checks it after).
+  report_fp_errors_from_loop();
   const char *reason = try_device(s, args, dims[0], steps);
   if (!reason) {
     count_device_op();
@@ -148,6 +151,7 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
     return false;
   }
   s.original = original;
+  remember_ufunc_name(op, uf->name);
   Py_INCREF(ufunc);
   s.ufunc = ufunc;
   ++g_used;

@@ -305,6 +305,28 @@ typedef struct npvk_stats {
 } npvk_stats;
 
 NPVK_API npvk_status npvk_context_get_stats(npvk_context ctx, npvk_stats *out);
+
+/* Floating-point exceptions that device work raised, as NumPy's loops would
+ * have set them in the host's floating-point status (same bit values as
+ * NumPy's NPY_FPE_*). Integer division by zero counts as divide-by-zero, as
+ * in NumPy. Underflow is not reported. */
+typedef enum npvk_fp_flags {
+  NPVK_FP_DIVIDE_BY_ZERO = 1,
+  NPVK_FP_OVERFLOW = 2,
+  NPVK_FP_UNDERFLOW = 4,
+  NPVK_FP_INVALID = 8
+} npvk_fp_flags;
+
+typedef struct npvk_fp_error {
+  uint32_t op;    /* npvk_op */
+  uint32_t flags; /* npvk_fp_flags */
+} npvk_fp_error;
+
+/* Takes (and forgets) the exceptions raised by work that has run since the
+ * last call: at most `capacity` entries, one per op, in the order of first
+ * occurrence; `count` receives how many were written. */
+NPVK_API npvk_status npvk_context_take_fp_errors(npvk_context ctx, npvk_fp_error *out,
+                                                 uint32_t capacity, uint32_t *count);
 NPVK_API npvk_status npvk_context_reset_stats(npvk_context ctx);
 
 /* ---- buffers ----------------------------------------------------------- */

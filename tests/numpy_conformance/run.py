@@ -1,0 +1,327 @@
+#!/usr/bin/python3
+"""NumPy's own test suite, run plain and with npvk, compared test by test.
+
+    /usr/bin/python3 tests/numpy_conformance/run.py [--quick] [--files F ...]
+
+Runs the tests of the installed NumPy (numpy/core/tests) twice with pytest, in
+subprocesses: once plain, once with npvk enabled for the whole session with
+NPVK_MIN_BYTES=0 (npvk_conformance_plugin.py, loaded with -p, calls
+npvk.enable() at pytest_configure), so every array NumPy's tests make is managed
+memory and every replaced loop is eligible for the device. It reports the counts
+of both runs and the tests that pass without npvk but fail with it ("new
+failures"), and exits 1 if there are any.
+
+Per-test outcomes come from the plugin's log, written as each test finishes (the
+information of --junitxml / -rA, but it survives a crash); --junitxml files are
+written too. A test that crashes the interpreter or exceeds --test-timeout is
+recorded as 'crashed' or 'timeout' and the run resumes without the tests that
+already ran.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+DEFAULT_FILES = ["test_umath.py", "test_ufunc.py", "test_numeric.py", "test_multiarray.py",
+                 "test_indexing.py"]
+# --quick: the files most about ufunc loops and array memory, each with a -k
+# filter on its hot spots, chosen to finish in a few minutes on 2 cores (see
+# README.md for the measurement).
+QUICK_SELECTION = [
+    "test_umath.py::TestDivision",
+    "test_umath.py::TestRemainder",
+    "test_umath.py::TestPower",
+    "test_umath.py::TestMaximum",
+    "test_umath.py::TestMinimum",
+    "test_umath.py::TestFmax",
+    "test_umath.py::TestFmin",
+    "test_umath.py::TestBitwiseUFuncs",
+    "test_umath.py::TestBool",
+    "test_umath.py::TestAbsoluteNegative",
+    "test_umath.py::TestComparisons",
+    "test_umath.py::TestFloatingPoint",
+    "test_umath.py::TestSpecialFloats",
+    "test_umath.py::TestLog",
+    "test_umath.py::TestExp",
+    "test_umath.py::TestSqrt",
+    "test_umath.py::TestCopysign",
+    "test_umath.py::TestRoundingFunctions",
+    "test_umath.py::TestLdexp",
+    "test_umath.py::TestInt",
+    "test_indexing.py",
+    "test_numeric.py::TestBoolArray",
+    "test_numeric.py::TestSeterr",
+    "test_numeric.py::TestFloatExceptions",
+    "test_numeric.py::TestClip",
+    "test_ufunc.py::TestUfunc::test_where_param",
+    "test_ufunc.py::TestUfunc::test_where_param_buffer_output",
+    "test_ufunc.py::TestUfunc::test_ufunc_at_basic",
+    "test_multiarray.py::TestBinop",
+    "test_multiarray.py::TestStats",
+    "test_multiarray.py::TestPickling",
+    "test_multiarray.py::TestIO",
+    "test_multiarray.py::TestNewBufferProtocol",
+]
+
+BAD = {"failed", "error", "crashed", "timeout"}
+GOOD = {"passed", "xfailed"}
+OUTCOMES = ["passed", "failed", "error", "skipped", "xfailed", "xpassed", "crashed", "timeout"]
+
+
+def numpy_info(python):
+    out = subprocess.run(
+        [python, "-c", "import numpy, os; print(numpy.__version__); "
+                       "print(os.path.dirname(numpy.__file__))"],
+        capture_output=True, text=True, check=True).stdout.split("\n")
+    return out[0].strip(), out[1].strip()
+
+
+def resolve(selection, tests_dir):
+    """'test_umath.py', 'test_umath.py::TestX', or a path -> pytest args."""
+    args = []
+    for s in selection:
+        path, sep, rest = s.partition("::")
+        if not os.path.isabs(path) and not os.path.exists(path):
+            path = os.path.join(tests_dir, path)
+        if not os.path.exists(path):
+            raise SystemExit(f"run.py: no such test file: {path}")
+        args.append(path + sep + rest)
+    return args
+
+
+def outcome_of(phases):
+    """The outcome of one test from its setup/call/teardown reports."""
+    setup = phases.get("setup")
+    call = phases.get("call")
+    teardown = phases.get("teardown")
+    if setup and setup["outcome"] == "failed":
+        return "error", setup.get("message", "")
+    if setup and setup["outcome"] == "skipped":
+        return ("xfailed" if setup["xfail"] else "skipped"), ""
+    result, message = "passed", ""
+    if call:
+        if call["outcome"] == "failed":
+            result, message = "failed", call.get("message", "")
+        elif call["outcome"] == "skipped":
+            result = "xfailed" if call["xfail"] else "skipped"
+        elif call["xfail"]:
+            result = "xpassed"
+    if teardown and teardown["outcome"] == "failed" and result != "failed":
+        return "error", teardown.get("message", "")
+    return result, message
+
+
+def parse_log(path):
+    """-> (outcomes {nodeid: (outcome, message)}, unfinished nodeid or None, npvk info)"""
+    phases, started, finished, info = {}, [], set(), {}
+    if not os.path.exists(path):
+        return {}, None, info
+    with open(path) as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a crash
+            ev = rec.get("event")
+            if ev == "start":
+                started.append(rec["nodeid"])
+            elif ev == "finish":
+                finished.add(rec["nodeid"])
+            elif ev == "report":
+                phases.setdefault(rec["nodeid"], {})[rec["when"]] = rec
+            elif ev == "npvk":
+                info = rec
+    outcomes = {nid: outcome_of(p) for nid, p in phases.items() if nid in finished}
+    unfinished = next((nid for nid in reversed(started) if nid not in finished), None)
+    return outcomes, unfinished, info
+
+
+def run_mode(mode, pytest_args, args, out_dir):
+    """Runs pytest (resuming after crashes) and returns the mode's results."""
+    log = os.path.join(out_dir, f"{mode}.jsonl")
+    skip = os.path.join(out_dir, f"{mode}.skip")
+    console = os.path.join(out_dir, f"{mode}.log")
+    stats_path = os.path.join(out_dir, f"{mode}-npvk-stats.json")
+    for p in (log, skip, console, stats_path):
+        if os.path.exists(p):
+            os.remove(p)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [HERE, os.path.join(args.build_dir, "python")] +
+        [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # never write into the installed NumPy
+    env["NPVK_CONFORMANCE_LOG"] = log
+    env["NPVK_CONFORMANCE_SKIP"] = skip
+    env["NPVK_CONFORMANCE_TEST_TIMEOUT"] = str(args.test_timeout)
+    env.setdefault("NPVK_CACHE_DIR", os.path.join(args.build_dir, "test-kernel-cache"))
+    for var in ("NPVK", "NPVK_STATS", "NPVK_CONFORMANCE_ENABLE", "NPVK_CONFORMANCE_STATS"):
+        env.pop(var, None)
+    if mode == "npvk":
+        env["NPVK_CONFORMANCE_ENABLE"] = "1"
+        env["NPVK_MIN_BYTES"] = str(args.min_bytes)
+        env["NPVK_CONFORMANCE_STATS"] = stats_path
+        if args.validation:
+            env["NPVK_VALIDATION"] = "1"
+    crashed = {}
+    start = time.time()
+    attempt = 0
+    while True:
+        attempt += 1
+        cmd = [args.python, "-m", "pytest", "-p", "npvk_conformance_plugin",
+               "-p", "no:cacheprovider", "-q", "-rN", "--tb=short",
+               f"--junitxml={os.path.join(out_dir, f'{mode}-{attempt}.xml')}"]
+        if args.k:
+            cmd += ["-k", args.k]
+        cmd += pytest_args
+        with open(console, "a") as con:
+            con.write(f"\n==== attempt {attempt}: {' '.join(cmd)}\n")
+            con.flush()
+            try:
+                rc = subprocess.run(cmd, env=env, stdout=con, stderr=subprocess.STDOUT,
+                                    cwd=out_dir, timeout=args.timeout).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+        outcomes, unfinished, info = parse_log(log)
+        if unfinished is None or attempt > args.max_restarts:
+            if unfinished is not None:
+                crashed[unfinished] = ("crashed", f"exit status {rc}; restarts exhausted")
+            break
+        # A test started and never finished: the interpreter died in it (a
+        # crash, or the per-test timeout). Record it, skip what already ran.
+        with open(console) as con:
+            tail = con.read()[-4000:]
+        kind = "timeout" if ("Timeout (" in tail or rc == "timeout") else "crashed"
+        crashed[unfinished] = (kind, f"exit status {rc}\n{tail[-1500:]}")
+        with open(skip, "w") as f:
+            for nid in list(outcomes) + list(crashed):
+                f.write(nid + "\n")
+        print(f"  {mode}: {kind} in {unfinished} (exit status {rc}); resuming", flush=True)
+    outcomes.update(crashed)
+    elapsed = time.time() - start
+    stats = None
+    if os.path.exists(stats_path):
+        with open(stats_path) as f:
+            stats = json.load(f)
+    return {"outcomes": outcomes, "seconds": elapsed, "attempts": attempt, "npvk": info,
+            "stats": stats}
+
+
+def summarize(results):
+    return Counter(o for o, _m in results["outcomes"].values())
+
+
+def first_line(message):
+    for line in reversed(message.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("E ") or "Error" in line:
+            return line[:200]
+    return message.strip().splitlines()[-1][:200] if message.strip() else ""
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--files", nargs="+", metavar="F",
+                   help="test files (names in numpy/core/tests, paths, or node ids); "
+                        f"default: {' '.join(DEFAULT_FILES)}")
+    p.add_argument("--quick", action="store_true",
+                   help="a CI-sized subset (a few minutes on 2 cores)")
+    p.add_argument("-k", help="pytest -k expression, passed to both runs")
+    p.add_argument("--python", default="/usr/bin/python3" if os.path.exists("/usr/bin/python3")
+                   else sys.executable, help="the interpreter with NumPy and pytest")
+    p.add_argument("--build-dir", default=os.path.join(REPO, "build"),
+                   help="npvk's build tree (its python/ holds the npvk package)")
+    p.add_argument("--out", help="where logs and reports go (default: BUILD/numpy-conformance)")
+    p.add_argument("--min-bytes", type=int, default=0, help="NPVK_MIN_BYTES of the npvk run")
+    p.add_argument("--validation", action="store_true",
+                   help="NPVK_VALIDATION=1 in the npvk run (much slower)")
+    p.add_argument("--only", choices=["plain", "npvk"], help="run one mode only")
+    p.add_argument("--test-timeout", type=float, default=300,
+                   help="seconds one test may take before it counts as hung")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds one pytest attempt may take (default: none)")
+    p.add_argument("--max-restarts", type=int, default=20)
+    args = p.parse_args()
+    args.build_dir = os.path.abspath(args.build_dir)
+    out_dir = os.path.abspath(args.out or os.path.join(args.build_dir, "numpy-conformance"))
+    os.makedirs(out_dir, exist_ok=True)
+
+    version, numpy_dir = numpy_info(args.python)
+    tests_dir = os.path.join(numpy_dir, "core", "tests")
+    selection = args.files or (QUICK_SELECTION if args.quick else DEFAULT_FILES)
+    pytest_args = resolve(selection, tests_dir)
+    print(f"NumPy {version} ({tests_dir}); {'quick subset' if args.quick and not args.files else ''}"
+          f" {len(pytest_args)} selections; output in {out_dir}", flush=True)
+
+    results = {}
+    for mode in ("plain", "npvk"):
+        if args.only and mode != args.only:
+            continue
+        print(f"running {mode} ...", flush=True)
+        results[mode] = run_mode(mode, pytest_args, args, out_dir)
+
+    print()
+    header = f"{'run':6} " + " ".join(f"{o:>8}" for o in OUTCOMES) + f" {'total':>7} {'time':>8}"
+    print(header)
+    for mode, res in results.items():
+        c = summarize(res)
+        print(f"{mode:6} " + " ".join(f"{c.get(o, 0):8d}" for o in OUTCOMES) +
+              f" {sum(c.values()):7d} {res['seconds']:7.0f}s")
+    report = {"numpy": version, "selection": selection, "k": args.k,
+              "min_bytes": args.min_bytes, "validation": args.validation,
+              "counts": {m: dict(summarize(r)) for m, r in results.items()},
+              "seconds": {m: round(r["seconds"], 1) for m, r in results.items()}}
+    status = 0
+    if "npvk" in results:
+        stats = results["npvk"]["stats"] or {}
+        if stats:
+            print(f"\nnpvk run: device {results['npvk']['npvk'].get('device')}, "
+                  f"{stats.get('ops_on_device')} ops on the device, "
+                  f"{stats.get('ops_fallback_total')} fallbacks, "
+                  f"{stats.get('kernels_compiled')} kernels compiled, "
+                  f"{stats.get('validation_messages')} validation messages")
+            report["npvk_stats"] = {k: stats.get(k) for k in (
+                "ops_on_device", "ops_fallback_total", "kernels_compiled",
+                "validation_messages", "faults")}
+        else:
+            print("\nnpvk run: no statistics (the session did not end normally)")
+    if "plain" in results and "npvk" in results:
+        plain = results["plain"]["outcomes"]
+        dev = results["npvk"]["outcomes"]
+        new = sorted(n for n in dev if dev[n][0] in BAD and plain.get(n, ("",))[0] in GOOD)
+        fixed = sorted(n for n in plain if plain[n][0] in BAD and dev.get(n, ("",))[0] in GOOD)
+        other = sorted(n for n in set(plain) | set(dev)
+                       if n not in new and n not in fixed
+                       and plain.get(n, ("absent",))[0] != dev.get(n, ("absent",))[0])
+        print(f"\nnew failures (pass without npvk, fail with it): {len(new)}")
+        for n in new:
+            print(f"  {dev[n][0]:8} {n}\n           {first_line(dev[n][1])}")
+        if fixed:
+            print(f"\nfail without npvk, pass with it: {len(fixed)}")
+            for n in fixed:
+                print(f"  {n}")
+        if other:
+            print(f"\nother differences: {len(other)}")
+            for n in other[:50]:
+                print(f"  {plain.get(n, ('absent',))[0]:>8} -> {dev.get(n, ('absent',))[0]:8} {n}")
+        report["new_failures"] = [{"test": n, "outcome": dev[n][0],
+                                   "message": dev[n][1][-1500:]} for n in new]
+        report["other_differences"] = [{"test": n, "plain": plain.get(n, ("absent",))[0],
+                                        "npvk": dev.get(n, ("absent",))[0]} for n in other]
+        status = 1 if new else 0
+    with open(os.path.join(out_dir, "report.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    if not any(summarize(r) for r in results.values()):
+        print("run.py: no test ran; see the logs in", out_dir, file=sys.stderr)
+        return 2
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
