@@ -1,17 +1,52 @@
-"""Imported at interpreter start by npvk-autoload.pth. Enables npvk when NPVK is
-set to something other than 0; otherwise it does nothing (one dictionary
-lookup), so an installed npvk costs nothing measurable."""
+"""Imported at interpreter start by npvk-autoload.pth. When NPVK is set to
+something other than 0, npvk is enabled as soon as the program imports NumPy;
+otherwise this module does nothing (one dictionary lookup), so an installed
+npvk costs nothing measurable.
+
+Enabling waits for the program's own `import numpy` because .pth files run
+while site directories are still being added: NumPy may not be importable yet.
+"""
 
 import os
+import sys
+
+
+def _enable():
+    try:
+        import npvk
+
+        npvk.enable()
+        if npvk._stats_requested():
+            npvk.report_at_exit()
+    except Exception as exc:  # never break the user's program
+        print(f"npvk: not enabled: {exc}", file=sys.stderr)
+
+
+class _EnableAfterNumpy:
+    """A meta-path finder that lets NumPy import as usual, then enables npvk."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "numpy":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec("numpy")
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_then_enable(module):
+            exec_module(module)
+            _enable()
+
+        loader.exec_module = exec_then_enable
+        return spec
+
 
 if os.environ.get("NPVK", "0") not in ("", "0"):
-    try:
-        import npvk as _npvk
-
-        _npvk.enable()
-        if _npvk._stats_requested():
-            _npvk.report_at_exit()
-    except Exception as exc:  # never break the user's program at start-up
-        import sys
-
-        print(f"npvk: not enabled: {exc}", file=sys.stderr)
+    if "numpy" in sys.modules:
+        _enable()
+    else:
+        sys.meta_path.insert(0, _EnableAfterNumpy())

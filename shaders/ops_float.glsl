@@ -13,9 +13,10 @@ NPVK_F npvk_copysign(NPVK_F x, NPVK_F y) {
   return NPVK_FROM_BITS((NPVK_TO_BITS(x) & ~NPVK_SIGN_MASK) | (NPVK_TO_BITS(y) & NPVK_SIGN_MASK));
 }
 
-// NumPy: (a >= b || isnan(a)) ? a : b, so a NaN in either operand wins.
-NPVK_F npvk_maximum(NPVK_F a, NPVK_F b) { return (a >= b || npvk_isnan(a)) ? a : b; }
-NPVK_F npvk_minimum(NPVK_F a, NPVK_F b) { return (a <= b || npvk_isnan(a)) ? a : b; }
-// C's fmax/fmin: a NaN loses to a number.
-NPVK_F npvk_fmax(NPVK_F a, NPVK_F b) { return (a >= b || npvk_isnan(b)) ? a : b; }
-NPVK_F npvk_fmin(NPVK_F a, NPVK_F b) { return (a <= b || npvk_isnan(b)) ? a : b; }
+// As NumPy 1.24's x86-64 loops: a NaN in either operand wins, and of two
+// equal operands (+0.0 and -0.0) the second is returned.
+NPVK_F npvk_maximum(NPVK_F a, NPVK_F b) { return (a > b || npvk_isnan(a)) ? a : b; }
+NPVK_F npvk_minimum(NPVK_F a, NPVK_F b) { return (a < b || npvk_isnan(a)) ? a : b; }
+// fmax/fmin: a NaN loses to a number; of equal operands, the second.
+NPVK_F npvk_fmax(NPVK_F a, NPVK_F b) { return (a > b || npvk_isnan(b)) ? a : b; }
+NPVK_F npvk_fmin(NPVK_F a, NPVK_F b) { return (a < b || npvk_isnan(b)) ? a : b; }

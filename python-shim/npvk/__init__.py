@@ -56,10 +56,19 @@ def _strict(err):
 
 
 def _tracking_seterr(*args, **kwargs):
-    # np.errstate calls np.seterr on entry and exit, so this sees both.
+    # np.errstate calls seterr on entry and exit (its own module's), so
+    # patching both names sees every change of the error state.
     old = _original_seterr(*args, **kwargs)
     _native.set_strict_errors(_strict(_np.geterr()))
     return old
+
+
+def _ufunc_config_module():
+    try:
+        from numpy.core import _ufunc_config
+    except ImportError:  # NumPy 2 moved it
+        from numpy._core import _ufunc_config
+    return _ufunc_config
 
 
 def _replace_loops():
@@ -70,7 +79,9 @@ def _replace_loops():
             continue
         if ufunc.nin != nin or ufunc.nout != nout:
             continue
-        for types in ufunc.types:
+        # Some ufuncs list a signature twice; NumPy replaces the first match,
+        # so a second replacement would wrap npvk's own loop.
+        for types in dict.fromkeys(ufunc.types):
             chars = types.replace("->", "")
             codes = [_npvk_dtype(c) for c in chars]
             if any(c is None for c in codes):
@@ -97,7 +108,7 @@ def enable(min_bytes=None, device=None):
         if _enabled:
             _native.set_min_bytes(int(min_bytes))
             return
-        _native.enable(int(min_bytes), device)
+        _native.enable(int(min_bytes), None if device is None else str(device))
         try:
             _replace_loops()
         except BaseException:
@@ -105,6 +116,8 @@ def enable(min_bytes=None, device=None):
             raise
         _original_seterr = _np.seterr
         _np.seterr = _tracking_seterr
+        _ufunc_config_module().seterr = _tracking_seterr
+        _patch_threads()
         _native.set_strict_errors(_strict(_np.geterr()))
         _hook_faulthandler()
         _enabled = True
@@ -119,6 +132,7 @@ def disable():
         _native.disable()
         if _original_seterr is not None:
             _np.seterr = _original_seterr
+            _ufunc_config_module().seterr = _original_seterr
             _original_seterr = None
         _enabled = False
 
@@ -147,6 +161,28 @@ def device():
     return _native.device_info()
 
 
+def _patch_threads():
+    # NumPy's data allocator is held in a context variable, and every new
+    # thread starts with a fresh context, so threads would not get npvk's
+    # allocator. Each thread installs it as it starts.
+    import threading
+
+    bootstrap = threading.Thread._bootstrap_inner
+    if getattr(bootstrap, "_npvk", False):
+        return
+
+    def _bootstrap_inner(self):
+        if _enabled:
+            try:
+                _native.install_allocator()
+            except Exception:
+                pass  # the thread still runs, on NumPy's allocator
+        return bootstrap(self)
+
+    _bootstrap_inner._npvk = True
+    threading.Thread._bootstrap_inner = _bootstrap_inner
+
+
 def summary():
     """One line on what ran where, e.g. for the end of a program."""
     s = stats()
@@ -154,8 +190,8 @@ def summary():
     fallbacks = s.get("ops_fallback", {})
     top = sorted(((n, u, r) for u, rs in fallbacks.items() for r, n in rs.items()), reverse=True)[:3]
     why = "; ".join(f"{u} ({r}) x{n}" for n, u, r in top)
-    return (f"npvk: {s['ops_on_device']} loop calls on the device, "
-            f"{s['ops_fallback_total']} on NumPy's path{' (' + why + ')' if why else ''}; "
+    return (f"npvk: {s['ops_on_device']} ops on the device, "
+            f"{s['ops_fallback_total']} loop calls on NumPy's path{' (' + why + ')' if why else ''}; "
             f"{s.get('kernels_compiled', 0)} kernels compiled, {s.get('cache_hits', 0)} cache hits; "
             f"device {s.get('device_seconds', 0.0):.3f} s; host syncs: {syncs or 'none'}")
 

@@ -47,6 +47,19 @@ PyObject *py_enable(PyObject *, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+// Installs the allocator in the calling thread's context (threads start
+// with NumPy's default).
+PyObject *py_install_allocator(PyObject *, PyObject *) {
+  if (!settings().enabled) Py_RETURN_NONE;
+  PyObject *capsule = make_allocator_capsule();
+  if (!capsule) return nullptr;
+  PyObject *old = PyDataMem_SetHandler(capsule);
+  Py_DECREF(capsule);
+  if (!old) return nullptr;
+  Py_DECREF(old);
+  Py_RETURN_NONE;
+}
+
 PyObject *py_disable(PyObject *, PyObject *) {
   settings().enabled = false;
   restore_loops();
@@ -192,6 +205,8 @@ PyObject *py_active(PyObject *, PyObject *) {
 PyMethodDef g_methods[] = {
     {"enable", py_enable, METH_VARARGS, "enable(min_bytes, device): managed memory and allocator"},
     {"disable", py_disable, METH_NOARGS, "restore NumPy's loops and allocator"},
+    {"install_allocator", py_install_allocator, METH_NOARGS,
+     "use npvk's allocator in the calling thread"},
     {"replace_loop", py_replace_loop, METH_VARARGS,
      "replace_loop(ufunc, op, type_nums, npvk_dtypes) -> bool"},
     {"sync", py_sync, METH_NOARGS, "run all pending device work"},

@@ -20,7 +20,6 @@ namespace {
 
 constexpr int kMaxSlots = 1024;
 constexpr int kMaxOperands = 4;
-constexpr uint64_t kMinCallBytes = 32 * 1024;
 
 struct Slot {
   PyObject *ufunc = nullptr;  // strong reference while replaced
@@ -41,11 +40,22 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   const int count = s.nin + s.nout;
   if (!settings().enabled) return "disabled";
   if (settings().strict_errors) return "errstate";
-  // NumPy hands N-d work over in chunks (rows, or 8192-element buffers), so
-  // a call is judged against a smaller bar than the allocation threshold; the
-  // operands being managed already says their arrays are large.
-  int64_t bytes = int64_t(n) * s.itemsizes[0];
-  if (bytes < int64_t(std::min<uint64_t>(settings().min_bytes, kMinCallBytes))) return "small";
+  // The size that decides is the largest operand's whole array (its managed
+  // allocation), not this call's: NumPy hands N-d work over in chunks (rows,
+  // or 8192-element buffers), and a comparison's bool output is a fraction of
+  // its inputs. Memory below the threshold is not managed by design.
+  uint64_t largest = 0;
+  for (int k = 0; k < count; ++k) {
+    if (k < s.nin && steps[k] == 0) continue;
+    int found = 0;
+    void *base = nullptr;
+    uint64_t size = 0;
+    if (npvk_managed_lookup(args[k], &found, &base, &size) != NPVK_SUCCESS || !found)
+      return int64_t(n) * s.itemsizes[k] < int64_t(settings().min_bytes) ? "small"
+                                                                          : "unmanaged operand";
+    largest = std::max(largest, size);
+  }
+  if (largest < settings().min_bytes) return "small";
   for (int k = s.nin; k < count; ++k)
     if (steps[k] == 0) return "reduction";  // an accumulating output
   std::array<npvk_view, kMaxOperands> views{};

@@ -218,11 +218,16 @@ def summarize(results):
 
 
 def first_line(message):
-    for line in reversed(message.strip().splitlines()):
-        line = line.strip()
-        if line.startswith("E ") or "Error" in line:
-            return line[:200]
-    return message.strip().splitlines()[-1][:200] if message.strip() else ""
+    """The first 'E ...' line of a pytest failure report (the error itself)."""
+    lines = [l.strip() for l in message.strip().splitlines()]
+    for line in lines:
+        if line.startswith("E "):
+            return line[1:].strip()[:200]
+    return lines[-1][:200] if lines else ""
+
+
+def group_of(nodeid):
+    return nodeid.split("[", 1)[0]
 
 
 def main():
@@ -247,6 +252,8 @@ def main():
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds one pytest attempt may take (default: none)")
     p.add_argument("--max-restarts", type=int, default=20)
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="list every new failure, not one line per test function")
     args = p.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
     out_dir = os.path.abspath(args.out or os.path.join(args.build_dir, "numpy-conformance"))
@@ -300,8 +307,15 @@ def main():
                        if n not in new and n not in fixed
                        and plain.get(n, ("absent",))[0] != dev.get(n, ("absent",))[0])
         print(f"\nnew failures (pass without npvk, fail with it): {len(new)}")
+        groups = {}
         for n in new:
-            print(f"  {dev[n][0]:8} {n}\n           {first_line(dev[n][1])}")
+            groups.setdefault(group_of(n), []).append(n)
+        for g, members in groups.items():
+            shown = members[0]
+            print(f"  {len(members):4d} x {g}  [{dev[shown][0]}: {first_line(dev[shown][1])}]")
+        if args.verbose:
+            for n in new:
+                print(f"  {dev[n][0]:8} {n}\n           {first_line(dev[n][1])}")
         if fixed:
             print(f"\nfail without npvk, pass with it: {len(fixed)}")
             for n in fixed:

@@ -50,11 +50,11 @@ def test_enable_twice_updates_min_bytes():
         assert delta.device_ops == 1
         npvk.enable(min_bytes=1 << 30)
         assert npvk.is_enabled()
-        b = np.arange(N, dtype=np.float64)
+        b = np.arange(N, dtype=np.float64)  # not managed under the new threshold
         delta = StatsDelta()
         b * 2.0
         assert delta.device_ops == 0
-        assert delta.fallbacks("multiply", "small") == 1
+        assert delta.fallbacks("multiply") == 1
 
 
 def test_min_bytes_from_environment(monkeypatch):
@@ -70,20 +70,35 @@ def test_min_bytes_from_environment(monkeypatch):
         delta = StatsDelta()
         a + 1.0
         assert delta.device_ops == 0
-        assert delta.fallbacks("add", "small") == 1
+        assert delta.fallbacks("add") == 1
 
 
 def test_min_bytes_default_is_one_mib(monkeypatch):
     monkeypatch.delenv("NPVK_MIN_BYTES", raising=False)
     assert npvk.DEFAULT_MIN_BYTES == 1 << 20
     with npvk_enabled(min_bytes=None):
-        small = np.ones((1 << 20) // 8 - 1)
         big = np.ones((1 << 20) // 8)
         delta = StatsDelta()
-        small + 1.0
-        assert delta.device_ops == 0
         big + 1.0
         assert delta.device_ops == 1
+        tiny = np.ones(1000)
+        tiny + 1.0
+        assert delta.device_ops == 1
+        assert delta.fallbacks("add", "small") == 1
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "npvk bug (behaviour vs documentation): enable()'s docstring and the README say arrays "
+    "smaller than min_bytes stay on NumPy's path, but the allocator manages arrays of "
+    "min_bytes/8 and loops go to the device from min(min_bytes, 32 KiB) per call, so a "
+    "512 KiB float64 array runs on the device with the default 1 MiB"))
+def test_arrays_below_min_bytes_stay_on_numpy(monkeypatch):
+    monkeypatch.delenv("NPVK_MIN_BYTES", raising=False)
+    with npvk_enabled(min_bytes=None):
+        half = np.ones((1 << 19) // 8)  # 512 KiB
+        delta = StatsDelta()
+        half + 1.0
+        assert delta.device_ops == 0
 
 
 def test_bad_min_bytes_environment(monkeypatch):
@@ -95,11 +110,11 @@ def test_bad_min_bytes_environment(monkeypatch):
 
 
 def test_only_large_arrays_are_managed():
-    with npvk_enabled(min_bytes=4096):
+    with npvk_enabled(min_bytes=8192):
         gc.collect()
         before = npvk.stats()["managed_allocations"]
         small = np.ones(100)  # 800 bytes: malloc
-        big = np.ones(1000)  # 8000 bytes: managed
+        big = np.ones(1024)  # min_bytes: managed
         s = npvk.stats()
         assert s["managed_allocations"] == before + 1
         del small, big
@@ -218,9 +233,6 @@ def test_unknown_device_is_an_error_and_leaves_numpy_alone():
     assert "NPVK_ERR_NO_DEVICE" in proc.stdout
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "npvk bug: enable(device=0) raises TypeError ('argument 2 must be str or None, not int') "
-    "although the docstring says device is an index or a name substring"))
 def test_device_by_integer_index():
     proc = _run("""
         import npvk

@@ -82,9 +82,10 @@ def test_python_m_npvk_script(program, plain_result):
     assert res["argv"] == "['x', '--flag']"
 
 
-def test_python_m_npvk_default_min_bytes(program, plain_result):
-    """With the default NPVK_MIN_BYTES (1 MiB) the 800 KB arrays stay on NumPy."""
-    proc = run_python(["-m", "npvk", str(program), "x", "--flag"])
+def test_python_m_npvk_large_min_bytes(program, plain_result):
+    """With NPVK_MIN_BYTES far above the program's 800 KB arrays, NumPy's path."""
+    proc = run_python(["-m", "npvk", str(program), "x", "--flag"],
+                      env=subprocess_env(NPVK_MIN_BYTES=str(64 << 20)))
     assert proc.returncode == 0, proc.stderr
     res = _parse(proc.stdout)
     assert res["digest"] == plain_result["digest"]
@@ -187,11 +188,6 @@ def user_site(tmp_path_factory):
     return env
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "npvk bug: npvk-autoload.pth imports numpy while the site directories are still being "
-    "added; a site directory that comes before Debian's /usr/lib/python3/dist-packages (the "
-    "user site, or /usr/local/lib/python3.11/dist-packages where the README installs npvk) "
-    "gets 'npvk: not enabled: No module named numpy' and NPVK=1 does nothing"))
 def test_npvk_env_with_real_site_dir(program, plain_result, user_site):
     env = dict(user_site, NPVK="1", NPVK_MIN_BYTES="0")
     proc = run_python([str(program), "x", "--flag"], env=env)
@@ -213,10 +209,20 @@ def test_npvk_stats_report_at_exit(program):
     proc = run_python(_site_dir_command(program),
                       env=subprocess_env(NPVK="1", NPVK_MIN_BYTES="0", NPVK_STATS="1"))
     assert proc.returncode == 0, proc.stderr
-    assert "ops on the device" in proc.stderr
-    assert "kernels compiled" in proc.stderr
     device_ops = _parse(proc.stdout)["device_ops"]
-    assert f"npvk: {device_ops} ops on the device" in proc.stderr
+    assert device_ops > 0
+    summary = [line for line in proc.stderr.splitlines() if line.startswith("npvk: ")]
+    assert len(summary) == 1, proc.stderr
+    assert f"npvk: {device_ops} " in summary[0]
+    assert "kernels compiled" in summary[0]
+
+
+def test_npvk_stats_with_python_m_npvk(program):
+    proc = run_python(["-m", "npvk", str(program)],
+                      env=subprocess_env(NPVK_MIN_BYTES="0", NPVK_STATS="1"))
+    assert proc.returncode == 0, proc.stderr
+    device_ops = _parse(proc.stdout)["device_ops"]
+    assert f"npvk: {device_ops} " in proc.stderr
 
 
 def test_bad_min_bytes_does_not_break_the_program(program, plain_result):

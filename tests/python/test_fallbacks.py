@@ -22,7 +22,6 @@ def _fp_error_message(fn):
     return str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason=ERRSTATE_BUG)
 @pytest.mark.parametrize("case", ["divide_by_zero", "invalid", "overflow"])
 def test_errstate_raise_falls_back_and_raises(case):
     def inputs():
@@ -47,7 +46,6 @@ def test_errstate_raise_falls_back_and_raises(case):
     assert actual == expected
 
 
-@pytest.mark.xfail(strict=True, reason=ERRSTATE_BUG)
 def test_errstate_call_falls_back_and_calls():
     calls = []
 
@@ -120,12 +118,6 @@ def test_seterr_raise_fallback_counted_once_per_loop_call():
                            "entries are each replaced, chaining two trampolines")
 
 
-test_seterr_raise_fallback_counted_once_per_loop_call = pytest.mark.xfail(
-    strict=True,
-    reason="npvk bug: loops listed twice in ufunc.types (sqrt/exp/log/rint/floor/ceil/trunc "
-           "'f->f','d->d', power 'ff->f','dd->d') are replaced twice, the second trampoline's "
-           "'original' being the first: every fallback is attempted and counted twice")(
-    test_seterr_raise_fallback_counted_once_per_loop_call)
 
 
 @pytest.mark.parametrize("fn,ufunc", [

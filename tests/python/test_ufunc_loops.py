@@ -291,9 +291,6 @@ def test_inplace_operator(op, name, dtype):
         assert_same(a, e, ulps=ulp_tolerance(name, types))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "npvk bug: maximum/minimum/fmax/fmin of +0.0 and -0.0 return the first operand; "
-    "NumPy 1.24 on x86-64 (its SIMD and scalar loops alike) returns the second"))
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", MINMAX)
 def test_minmax_signed_zero(name, dtype):
