@@ -87,12 +87,10 @@ def test_min_bytes_default_is_one_mib(monkeypatch):
         assert delta.fallbacks("add", "small") == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "npvk bug (behaviour vs documentation): enable()'s docstring and the README say arrays "
-    "smaller than min_bytes stay on NumPy's path, but the allocator manages arrays of "
-    "min_bytes/8 and loops go to the device from min(min_bytes, 32 KiB) per call, so a "
-    "512 KiB float64 array runs on the device with the default 1 MiB"))
 def test_arrays_below_min_bytes_stay_on_numpy(monkeypatch):
+    """The documented contract: arrays smaller than min_bytes stay on NumPy's
+    path. (Broken by b9ea1d5, which managed arrays of min_bytes/8 and sent
+    calls of min(min_bytes, 32 KiB) to the device; fixed in dc455e1.)"""
     monkeypatch.delenv("NPVK_MIN_BYTES", raising=False)
     with npvk_enabled(min_bytes=None):
         half = np.ones((1 << 19) // 8)  # 512 KiB

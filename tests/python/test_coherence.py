@@ -321,3 +321,25 @@ def test_numpy_functions_on_pending_results():
         return out
 
     same_in_both(scenario)
+
+
+def test_reused_memory_is_clean():
+    """Freed managed mappings are reused for new arrays of the same size:
+    np.zeros must still be zeros, np.empty + fill must hold what was written,
+    and a pending result freed and reallocated must not leak into the new one."""
+    def scenario():
+        out = []
+        a = base()
+        for k in range(12):
+            t = a * float(k) + 1.0  # pending
+            if k % 3 == 0:
+                t[0]  # sometimes run it first
+            del t
+            z = np.zeros(N)  # same size as the freed t
+            e = np.empty(N)
+            e.fill(float(k))
+            o = np.ones(N) * 2.0
+            out += [z.copy(), e.copy(), o]
+        return out
+
+    same_in_both(scenario)
