@@ -16,6 +16,7 @@
 import faulthandler
 import json
 import os
+import time
 
 _log = None
 _timeout = 0
@@ -68,7 +69,8 @@ def pytest_runtest_logfinish(nodeid, location):
 
 def pytest_runtest_logreport(report):
     record = {"event": "report", "nodeid": report.nodeid, "when": report.when,
-              "outcome": report.outcome, "xfail": hasattr(report, "wasxfail")}
+              "outcome": report.outcome, "xfail": hasattr(report, "wasxfail"),
+              "seconds": round(getattr(report, "duration", 0.0), 4), "t": round(time.time(), 3)}
     if report.failed:
         text = str(report.longrepr) if report.longrepr is not None else ""
         record["message"] = text[-1500:]

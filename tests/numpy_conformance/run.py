@@ -118,8 +118,9 @@ def outcome_of(phases):
     return result, message
 
 
-def parse_log(path):
-    """-> (outcomes {nodeid: (outcome, message)}, unfinished nodeid or None, npvk info)"""
+def parse_log(path, durations=None):
+    """-> (outcomes {nodeid: (outcome, message)}, unfinished nodeid or None, npvk info);
+    adds each test's seconds to `durations` if given."""
     phases, started, finished, info = {}, [], set(), {}
     if not os.path.exists(path):
         return {}, None, info
@@ -136,6 +137,9 @@ def parse_log(path):
                 finished.add(rec["nodeid"])
             elif ev == "report":
                 phases.setdefault(rec["nodeid"], {})[rec["when"]] = rec
+                if durations is not None:
+                    durations[rec["nodeid"]] = (durations.get(rec["nodeid"], 0.0) +
+                                                rec.get("seconds", 0.0))
             elif ev == "npvk":
                 info = rec
     outcomes = {nid: outcome_of(p) for nid, p in phases.items() if nid in finished}
@@ -204,13 +208,21 @@ def run_mode(mode, pytest_args, args, out_dir):
                 f.write(nid + "\n")
         print(f"  {mode}: {kind} in {unfinished} (exit status {rc}); resuming", flush=True)
     outcomes.update(crashed)
+    durations = {}
+    parse_log(log, durations)
     elapsed = time.time() - start
     stats = None
     if os.path.exists(stats_path):
         with open(stats_path) as f:
             stats = json.load(f)
     return {"outcomes": outcomes, "seconds": elapsed, "attempts": attempt, "npvk": info,
-            "stats": stats}
+            "stats": stats, "durations": durations}
+
+
+def class_of(nodeid):
+    """file::Class (or file::function) of a node id, for timing summaries."""
+    parts = group_of(nodeid).split("::")
+    return "::".join(parts[:2])
 
 
 def summarize(results):
@@ -283,7 +295,16 @@ def main():
     report = {"numpy": version, "selection": selection, "k": args.k,
               "min_bytes": args.min_bytes, "validation": args.validation,
               "counts": {m: dict(summarize(r)) for m, r in results.items()},
-              "seconds": {m: round(r["seconds"], 1) for m, r in results.items()}}
+              "seconds": {m: round(r["seconds"], 1) for m, r in results.items()},
+              "seconds_by_class": {}}
+    for mode, res in results.items():
+        by_class = Counter()
+        for nid, sec in res["durations"].items():
+            by_class[class_of(nid)] += sec
+        report["seconds_by_class"][mode] = {k: round(v, 2) for k, v in by_class.most_common()}
+    if "npvk" in results and results["npvk"]["durations"]:
+        slow = list(report["seconds_by_class"]["npvk"].items())[:8]
+        print("\nslowest under npvk: " + ", ".join(f"{k.split('/')[-1]} {v:.0f}s" for k, v in slow))
     status = 0
     if "npvk" in results:
         stats = results["npvk"]["stats"] or {}

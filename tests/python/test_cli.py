@@ -189,6 +189,10 @@ def user_site(tmp_path_factory):
 
 
 def test_npvk_env_with_real_site_dir(program, plain_result, user_site):
+    """NPVK=1 with npvk-autoload.pth in a site directory processed before
+    Debian's dist-packages (as /usr/local/lib/python3.11/dist-packages is).
+    Up to 638c1f8 the .pth imported NumPy before it was on sys.path: 'npvk:
+    not enabled: No module named numpy'."""
     env = dict(user_site, NPVK="1", NPVK_MIN_BYTES="0")
     proc = run_python([str(program), "x", "--flag"], env=env)
     assert "not enabled" not in proc.stderr, proc.stderr
