@@ -31,44 +31,61 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 DEFAULT_FILES = ["test_umath.py", "test_ufunc.py", "test_numeric.py", "test_multiarray.py",
                  "test_indexing.py"]
-# --quick: the files most about ufunc loops and array memory, each with a -k
-# filter on its hot spots, chosen to finish in a few minutes on 2 cores (see
-# README.md for the measurement).
+# --quick: the parts of NumPy's suite closest to what npvk replaces (ufunc
+# loops and their error reporting, array memory and I/O), leaving out the
+# classes that are slow under npvk (TestAbsoluteNegative, TestBool of
+# test_multiarray, TestDot, the module-level memoverlap tests of test_umath).
+# Measured in README.md: a few minutes on 2 cores.
 QUICK_SELECTION = [
+    "test_umath.py::TestComparisons",
     "test_umath.py::TestDivision",
+    "test_umath.py::TestDivisionIntegerOverflowsAndDivideByZero",
     "test_umath.py::TestRemainder",
     "test_umath.py::TestPower",
     "test_umath.py::TestMaximum",
     "test_umath.py::TestMinimum",
     "test_umath.py::TestFmax",
     "test_umath.py::TestFmin",
-    "test_umath.py::TestBitwiseUFuncs",
+    "test_umath.py::TestMinMax",
     "test_umath.py::TestBool",
-    "test_umath.py::TestAbsoluteNegative",
-    "test_umath.py::TestComparisons",
+    "test_umath.py::TestBitwiseUFuncs",
+    "test_umath.py::TestInt",
     "test_umath.py::TestFloatingPoint",
-    "test_umath.py::TestSpecialFloats",
+    "test_umath.py::TestFPClass",
     "test_umath.py::TestLog",
     "test_umath.py::TestExp",
-    "test_umath.py::TestSqrt",
-    "test_umath.py::TestCopysign",
     "test_umath.py::TestRoundingFunctions",
+    "test_umath.py::TestSign",
     "test_umath.py::TestLdexp",
-    "test_umath.py::TestInt",
+    "test_umath.py::TestSpecialFloats",
     "test_indexing.py",
     "test_numeric.py::TestBoolArray",
     "test_numeric.py::TestSeterr",
     "test_numeric.py::TestFloatExceptions",
     "test_numeric.py::TestClip",
+    "test_numeric.py::TestNonzero",
+    "test_ufunc.py::test_ufunc_noncontiguous",
+    "test_ufunc.py::test_ufunc_methods_floaterrors",
+    "test_ufunc.py::test_ufunc_input_floatingpoint_error",
+    "test_ufunc.py::test_ufunc_warn_with_nan",
+    "test_ufunc.py::test_addition_negative_zero",
     "test_ufunc.py::TestUfunc::test_where_param",
     "test_ufunc.py::TestUfunc::test_where_param_buffer_output",
-    "test_ufunc.py::TestUfunc::test_ufunc_at_basic",
+    "test_ufunc.py::TestUfunc::test_where_param_alloc",
+    "test_ufunc.py::TestUfunc::test_where_with_broadcasting",
+    "test_ufunc.py::TestUfunc::test_output_argument",
+    "test_ufunc.py::TestUfunc::test_inplace_fancy_indexing",
     "test_multiarray.py::TestBinop",
     "test_multiarray.py::TestStats",
     "test_multiarray.py::TestPickling",
     "test_multiarray.py::TestIO",
     "test_multiarray.py::TestNewBufferProtocol",
+    "test_multiarray.py::TestWhere",
+    "test_multiarray.py::TestTemporaryElide",
+    "test_multiarray.py::TestCTypes",
 ]
+
+KNOWN_FAILURES = os.path.join(HERE, "known_failures.txt")
 
 BAD = {"failed", "error", "crashed", "timeout"}
 GOOD = {"passed", "xfailed"}
@@ -219,6 +236,21 @@ def run_mode(mode, pytest_args, args, out_dir):
             "stats": stats, "durations": durations}
 
 
+def load_mode(mode, out_dir):
+    """The results of an earlier run_mode from its files (--report-only)."""
+    durations = {}
+    outcomes, unfinished, info = parse_log(os.path.join(out_dir, f"{mode}.jsonl"), durations)
+    if unfinished:
+        outcomes[unfinished] = ("crashed", "did not finish")
+    stats_path = os.path.join(out_dir, f"{mode}-npvk-stats.json")
+    stats = None
+    if os.path.exists(stats_path):
+        with open(stats_path) as f:
+            stats = json.load(f)
+    return {"outcomes": outcomes, "seconds": 0.0, "attempts": 0, "npvk": info, "stats": stats,
+            "durations": durations}
+
+
 def class_of(nodeid):
     """file::Class (or file::function) of a node id, for timing summaries."""
     parts = group_of(nodeid).split("::")
@@ -240,6 +272,27 @@ def first_line(message):
 
 def group_of(nodeid):
     return nodeid.split("[", 1)[0]
+
+
+def load_known(path):
+    """{entry: reason}: node ids, or test functions without parameters, that
+    are known to fail under npvk (npvk bugs), like xfail(strict=True)."""
+    known = {}
+    if not path or not os.path.exists(path):
+        return known
+    with open(path) as f:
+        for line in f:
+            entry, _, reason = line.partition("#")
+            entry = entry.strip()
+            if entry:
+                known[entry] = reason.strip()
+    return known
+
+
+def known_entry(nodeid, known):
+    if nodeid in known:
+        return nodeid
+    return group_of(nodeid) if group_of(nodeid) in known else None
 
 
 def main():
@@ -264,6 +317,13 @@ def main():
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds one pytest attempt may take (default: none)")
     p.add_argument("--max-restarts", type=int, default=20)
+    p.add_argument("--known", default=KNOWN_FAILURES,
+                   help="known new failures (npvk bugs): they do not fail the run, but an "
+                        "entry whose tests all pass does (default: known_failures.txt here)")
+    p.add_argument("--no-known", dest="known", action="store_const", const=None,
+                   help="treat every new failure as unexpected")
+    p.add_argument("--report-only", action="store_true",
+                   help="do not run pytest: report on the logs already in --out")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="list every new failure, not one line per test function")
     args = p.parse_args()
@@ -281,6 +341,9 @@ def main():
     results = {}
     for mode in ("plain", "npvk"):
         if args.only and mode != args.only:
+            continue
+        if args.report_only:
+            results[mode] = load_mode(mode, out_dir)
             continue
         print(f"running {mode} ...", flush=True)
         results[mode] = run_mode(mode, pytest_args, args, out_dir)
@@ -327,16 +390,35 @@ def main():
         other = sorted(n for n in set(plain) | set(dev)
                        if n not in new and n not in fixed
                        and plain.get(n, ("absent",))[0] != dev.get(n, ("absent",))[0])
-        print(f"\nnew failures (pass without npvk, fail with it): {len(new)}")
-        groups = {}
-        for n in new:
-            groups.setdefault(group_of(n), []).append(n)
-        for g, members in groups.items():
-            shown = members[0]
-            print(f"  {len(members):4d} x {g}  [{dev[shown][0]}: {first_line(dev[shown][1])}]")
+        known = load_known(args.known)
+        unexpected = [n for n in new if not known_entry(n, known)]
+        expected = [n for n in new if known_entry(n, known)]
+        # Known entries all of whose tests ran and none failed: fixed in npvk.
+        ran = {}
+        for n, (o, _m) in dev.items():
+            e = known_entry(n, known)
+            if e and plain.get(n, ("",))[0] in GOOD:
+                ran.setdefault(e, []).append(o in BAD)
+        stale = sorted(e for e, fails in ran.items() if not any(fails))
+        print(f"\nnew failures (pass without npvk, fail with it): {len(new)}"
+              f" ({len(expected)} known, {len(unexpected)} unexpected)")
+        for title, names in (("unexpected", unexpected), ("known", expected)):
+            groups = {}
+            for n in names:
+                groups.setdefault(group_of(n), []).append(n)
+            for g, members in groups.items():
+                shown = members[0]
+                why = known.get(known_entry(shown, known) or "", "")
+                print(f"  {title:10} {len(members):4d} x {g}\n"
+                      f"             [{dev[shown][0]}: {first_line(dev[shown][1])}]" +
+                      (f"\n             known: {why}" if why else ""))
         if args.verbose:
             for n in new:
                 print(f"  {dev[n][0]:8} {n}\n           {first_line(dev[n][1])}")
+        if stale:
+            print(f"\nknown failures that now pass (remove them from {args.known}): {len(stale)}")
+            for e in stale:
+                print(f"  {e}")
         if fixed:
             print(f"\nfail without npvk, pass with it: {len(fixed)}")
             for n in fixed:
@@ -346,10 +428,12 @@ def main():
             for n in other[:50]:
                 print(f"  {plain.get(n, ('absent',))[0]:>8} -> {dev.get(n, ('absent',))[0]:8} {n}")
         report["new_failures"] = [{"test": n, "outcome": dev[n][0],
+                                   "known": bool(known_entry(n, known)),
                                    "message": dev[n][1][-1500:]} for n in new]
+        report["stale_known_failures"] = stale
         report["other_differences"] = [{"test": n, "plain": plain.get(n, ("absent",))[0],
                                         "npvk": dev.get(n, ("absent",))[0]} for n in other]
-        status = 1 if new else 0
+        status = 1 if (unexpected or stale) else 0
     with open(os.path.join(out_dir, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
     if not any(summarize(r) for r in results.values()):

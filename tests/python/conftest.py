@@ -12,6 +12,7 @@ if it reports anything.
 
 import os
 import sys
+import warnings
 
 import pytest
 
@@ -35,8 +36,6 @@ for _var in ("NPVK", "NPVK_MIN_BYTES", "NPVK_STATS"):
 
 import numpy as np  # noqa: E402
 
-from npvk_testlib import NPVK_PYTHON_DIR  # noqa: E402,F401
-
 
 def _validation_messages():
     return npvk.stats().get("validation_messages", 0)
@@ -56,6 +55,12 @@ def npvk_off_around_each_test():
     if leaked:
         npvk.disable()
     np.seterr(**old_err)
+    # FP errors of device work are reported at the next report point, with
+    # the error state of that moment (a known npvk bug, see test_fp_errors.py):
+    # drop what is left so it cannot surface as a warning in the next test.
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        npvk.sync()
     after = _validation_messages()
     assert after == before, f"{after - before} Vulkan validation messages during this test"
     assert not leaked, "the test left npvk enabled"

@@ -7,6 +7,7 @@ process group, so a deadlocked child fails the test instead of hanging it."""
 import contextvars
 import textwrap
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -190,6 +191,7 @@ def _threaded_chains(nthreads, copy_context, before_host_access=_nothing):
 CONCURRENT_FLUSH_RACE = ("npvk bug: a thread reading a pending result during another thread's "
                          "zero-copy flush can read stale data")
 
+
 @pytest.mark.xfail(strict=False, reason=CONCURRENT_FLUSH_RACE)
 @pytest.mark.parametrize("nthreads", [4, 8])
 def test_threads_with_private_and_shared_arrays(nthreads):
@@ -249,6 +251,35 @@ def test_host_read_during_another_threads_flush(flush_by):
             t.join()
         assert delta.device_ops > 300
     assert stale == [], f"{len(stale)} of 150 reads saw stale data"
+
+
+@pytest.mark.xfail(strict=True, reason=CONCURRENT_FLUSH_RACE + (
+    " (deterministic: the reader reads while the other thread's npvk.sync() runs a long "
+    "batch that ends with the reader's op)"))
+def test_host_read_while_another_thread_syncs():
+    """A plain element read (no allocation, no ufunc: nothing that takes npvk's
+    lock) of a pending result while another thread's npvk.sync() runs a long
+    batch whose last op writes that result."""
+    with npvk_enabled(min_bytes=0):
+        heavy = np.ones(2_000_000)
+        for _ in range(10):
+            heavy = heavy * 1.0000001 + 0.5  # queued: a long batch
+        a = np.full(N, 1.0)
+        b = a * 3.0 + 1.0  # queued last
+        started = threading.Event()
+
+        def flusher():
+            started.set()
+            npvk.sync()  # runs the batch with the GIL released
+
+        t = threading.Thread(target=contextvars.copy_context().run, args=(flusher,))
+        t.start()
+        started.wait()
+        time.sleep(0.02)
+        seen = (float(b[0]), float(b[N - 1]))  # during the batch
+        t.join()
+        del heavy
+    assert seen == (4.0, 4.0)
 
 
 @pytest.mark.parametrize("nthreads", [4, 8])

@@ -169,3 +169,20 @@ def test_raise_mode_from_seterrobj_and_extobj(how):
             actual = _raises_fpe(lambda: fn(_float(1.0), _float(0.0)))
             npvk.sync()
     assert actual == expected
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "npvk bug: integer floor_divide of MIN by -1 does not report NumPy's 'overflow "
+    "encountered in floor_divide' (docs/ops.md lists only division by zero for integers)"))
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_integer_floor_divide_overflow_warns(dtype):
+    def fn():
+        return (np.full(N, np.iinfo(dtype).min, dtype=dtype) //
+                np.full(N, -1, dtype=dtype))
+
+    expected, expected_warnings = _record(fn)
+    assert expected_warnings  # NumPy warns
+    with npvk_enabled(min_bytes=0):
+        actual, actual_warnings = _record(fn)
+    assert_same(actual, expected)
+    assert actual_warnings == expected_warnings
