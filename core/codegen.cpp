@@ -21,9 +21,7 @@ std::string shader_text(const char *name) {
 }
 
 // The compute type an op's loop works in, which is its first input's.
-const DtypeInfo &loop_type(const KernelSpec &s) {
-  return dtype_info(s.operands[0].dtype);
-}
+const DtypeInfo &loop_type(const KernelSpec &s) { return dtype_info(s.operands[0].dtype); }
 
 bool uses_math_f64(const KernelSpec &s) {
   if (!is_float(s.operands[0].dtype)) return false;
@@ -41,19 +39,14 @@ bool uses_math_f64(const KernelSpec &s) {
 }
 
 // "C(0)" in the compute type of `d`.
-std::string zero(const DtypeInfo &d) {
-  return std::string(d.glsl_compute) + "(0)";
-}
+std::string zero(const DtypeInfo &d) { return std::string(d.glsl_compute) + "(0)"; }
 
 // C's truthiness of a value in compute type `d`; NaN is true.
 std::string truth(const DtypeInfo &d, const std::string &x) {
   switch (d.kind) {
-    case DtypeKind::Bool:
-      return x;
-    case DtypeKind::Float:
-      return "!(" + x + " == " + zero(d) + ")";
-    default:
-      return "(" + x + " != " + zero(d) + ")";
+    case DtypeKind::Bool: return x;
+    case DtypeKind::Float: return "!(" + x + " == " + zero(d) + ")";
+    default: return "(" + x + " != " + zero(d) + ")";
   }
 }
 
@@ -65,12 +58,9 @@ std::string cast_expr(const DtypeInfo &from, const DtypeInfo &to, const std::str
     // a signed integer wide enough for the target, then truncation.
     switch (to.dtype) {
       case NPVK_UINT8:
-      case NPVK_UINT16:
-        return "uint(int(" + x + "))";
-      case NPVK_UINT32:
-        return "uint(int64_t(" + x + "))";
-      default:
-        return std::string(to.glsl_compute) + "(" + x + ")";
+      case NPVK_UINT16: return "uint(int(" + x + "))";
+      case NPVK_UINT32: return "uint(int64_t(" + x + "))";
+      default: return std::string(to.glsl_compute) + "(" + x + ")";
     }
   }
   if (std::string(from.glsl_compute) == to.glsl_compute) return x;
@@ -101,41 +91,26 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     return b ? "(int(" + a[0] + ") " + o + " int(" + a[1] + "))" : bin(o);
   };
   switch (s.op) {
-    case NPVK_OP_ADD:
-      return b ? bin("||") : bin("+");
-    case NPVK_OP_SUBTRACT:
-      return bin("-");
-    case NPVK_OP_MULTIPLY:
-      return b ? bin("&&") : bin("*");
+    case NPVK_OP_ADD: return b ? bin("||") : bin("+");
+    case NPVK_OP_SUBTRACT: return bin("-");
+    case NPVK_OP_MULTIPLY: return b ? bin("&&") : bin("*");
     case NPVK_OP_TRUE_DIVIDE:
       return f ? bin("/") : "(double(" + a[0] + ") / double(" + a[1] + "))";
-    case NPVK_OP_FLOOR_DIVIDE:
-      return call("npvk_floor_divide", 2);
-    case NPVK_OP_REMAINDER:
-      return call("npvk_remainder", 2);
-    case NPVK_OP_FMOD:
-      return call("npvk_fmod", 2);
-    case NPVK_OP_NEGATIVE:
-      return u ? "(" + zero(t) + " - " + a[0] + ")" : "(-" + a[0] + ")";
-    case NPVK_OP_POSITIVE:
-      return a[0];
+    case NPVK_OP_FLOOR_DIVIDE: return call("npvk_floor_divide", 2);
+    case NPVK_OP_REMAINDER: return call("npvk_remainder", 2);
+    case NPVK_OP_FMOD: return call("npvk_fmod", 2);
+    case NPVK_OP_NEGATIVE: return u ? "(" + zero(t) + " - " + a[0] + ")" : "(-" + a[0] + ")";
+    case NPVK_OP_POSITIVE: return a[0];
     case NPVK_OP_ABSOLUTE:
       if (f) return call("npvk_fabs", 1);
-      if (t.kind == DtypeKind::Signed)
-        return "(" + a[0] + " < " + zero(t) + " ? -" + a[0] + " : " + a[0] + ")";
+      if (t.kind == DtypeKind::Signed) return "(" + a[0] + " < " + zero(t) + " ? -" + a[0] + " : " + a[0] + ")";
       return a[0];
-    case NPVK_OP_FABS:
-      return call("npvk_fabs", 1);
-    case NPVK_OP_SQUARE:
-      return "(" + a[0] + " * " + a[0] + ")";
-    case NPVK_OP_SQRT:
-      return call("sqrt", 1);
-    case NPVK_OP_EXP:
-      return math("npvk_exp_f64", 1);
-    case NPVK_OP_LOG:
-      return math("npvk_log_f64", 1);
-    case NPVK_OP_POWER:
-      return f ? math("npvk_pow_f64", 2) : call("npvk_power", 2);
+    case NPVK_OP_FABS: return call("npvk_fabs", 1);
+    case NPVK_OP_SQUARE: return "(" + a[0] + " * " + a[0] + ")";
+    case NPVK_OP_SQRT: return call("sqrt", 1);
+    case NPVK_OP_EXP: return math("npvk_exp_f64", 1);
+    case NPVK_OP_LOG: return math("npvk_log_f64", 1);
+    case NPVK_OP_POWER: return f ? math("npvk_pow_f64", 2) : call("npvk_power", 2);
     case NPVK_OP_MAXIMUM:
     case NPVK_OP_FMAX:
       if (b) return bin("||");
@@ -146,58 +121,32 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
       if (b) return bin("&&");
       if (f) return call(s.op == NPVK_OP_MINIMUM ? "npvk_minimum" : "npvk_fmin", 2);
       return "(" + a[0] + " <= " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
-    case NPVK_OP_EQUAL:
-      return bin("==");
-    case NPVK_OP_NOT_EQUAL:
-      return "!" + bin("==");
-    case NPVK_OP_LESS:
-      return cmp("<");
-    case NPVK_OP_LESS_EQUAL:
-      return cmp("<=");
-    case NPVK_OP_GREATER:
-      return cmp(">");
-    case NPVK_OP_GREATER_EQUAL:
-      return cmp(">=");
-    case NPVK_OP_LOGICAL_AND:
-      return "(" + truth(t, a[0]) + " && " + truth(t, a[1]) + ")";
-    case NPVK_OP_LOGICAL_OR:
-      return "(" + truth(t, a[0]) + " || " + truth(t, a[1]) + ")";
-    case NPVK_OP_LOGICAL_XOR:
-      return "(" + truth(t, a[0]) + " != " + truth(t, a[1]) + ")";
-    case NPVK_OP_LOGICAL_NOT:
-      return "!" + truth(t, a[0]);
-    case NPVK_OP_BITWISE_AND:
-      return b ? bin("&&") : bin("&");
-    case NPVK_OP_BITWISE_OR:
-      return b ? bin("||") : bin("|");
-    case NPVK_OP_BITWISE_XOR:
-      return b ? bin("!=") : bin("^");
-    case NPVK_OP_INVERT:
-      return b ? "!" + a[0] : "~" + a[0];
-    case NPVK_OP_LEFT_SHIFT:
-      return call("npvk_left_shift", 2);
-    case NPVK_OP_RIGHT_SHIFT:
-      return call("npvk_right_shift", 2);
-    case NPVK_OP_FLOOR:
-      return call("floor", 1);
-    case NPVK_OP_CEIL:
-      return call("ceil", 1);
-    case NPVK_OP_TRUNC:
-      return call("trunc", 1);
-    case NPVK_OP_RINT:
-      return call("roundEven", 1);
-    case NPVK_OP_COPYSIGN:
-      return call("npvk_copysign", 2);
-    case NPVK_OP_ISNAN:
-      return call("npvk_isnan", 1);
-    case NPVK_OP_ISINF:
-      return call("npvk_isinf", 1);
-    case NPVK_OP_ISFINITE:
-      return call("npvk_isfinite", 1);
-    case NPVK_OP_SIGNBIT:
-      return call("npvk_signbit", 1);
-    case NPVK_OP_WHERE:
-      return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case NPVK_OP_EQUAL: return bin("==");
+    case NPVK_OP_NOT_EQUAL: return "!" + bin("==");
+    case NPVK_OP_LESS: return cmp("<");
+    case NPVK_OP_LESS_EQUAL: return cmp("<=");
+    case NPVK_OP_GREATER: return cmp(">");
+    case NPVK_OP_GREATER_EQUAL: return cmp(">=");
+    case NPVK_OP_LOGICAL_AND: return "(" + truth(t, a[0]) + " && " + truth(t, a[1]) + ")";
+    case NPVK_OP_LOGICAL_OR: return "(" + truth(t, a[0]) + " || " + truth(t, a[1]) + ")";
+    case NPVK_OP_LOGICAL_XOR: return "(" + truth(t, a[0]) + " != " + truth(t, a[1]) + ")";
+    case NPVK_OP_LOGICAL_NOT: return "!" + truth(t, a[0]);
+    case NPVK_OP_BITWISE_AND: return b ? bin("&&") : bin("&");
+    case NPVK_OP_BITWISE_OR: return b ? bin("||") : bin("|");
+    case NPVK_OP_BITWISE_XOR: return b ? bin("!=") : bin("^");
+    case NPVK_OP_INVERT: return b ? "!" + a[0] : "~" + a[0];
+    case NPVK_OP_LEFT_SHIFT: return call("npvk_left_shift", 2);
+    case NPVK_OP_RIGHT_SHIFT: return call("npvk_right_shift", 2);
+    case NPVK_OP_FLOOR: return call("floor", 1);
+    case NPVK_OP_CEIL: return call("ceil", 1);
+    case NPVK_OP_TRUNC: return call("trunc", 1);
+    case NPVK_OP_RINT: return call("roundEven", 1);
+    case NPVK_OP_COPYSIGN: return call("npvk_copysign", 2);
+    case NPVK_OP_ISNAN: return call("npvk_isnan", 1);
+    case NPVK_OP_ISINF: return call("npvk_isinf", 1);
+    case NPVK_OP_ISFINITE: return call("npvk_isfinite", 1);
+    case NPVK_OP_SIGNBIT: return call("npvk_signbit", 1);
+    case NPVK_OP_WHERE: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
     case NPVK_OP_CAST:
       return cast_expr(t, dtype_info(s.operands[1].dtype), a[0]);
     default:
@@ -294,25 +243,17 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
     std::string zero_division;
     switch (s.op) {
       case NPVK_OP_TRUE_DIVIDE:
-      case NPVK_OP_FLOOR_DIVIDE:
-        zero_division = a[1] + " == " + zero(in);
-        break;
-      case NPVK_OP_LOG:
-        zero_division = a[0] + " == " + zero(in);
-        break;
-      case NPVK_OP_POWER:
-        zero_division = a[0] + " == " + zero(in);
-        break;
-      default:
-        zero_division = "false";
-        break;
+      case NPVK_OP_FLOOR_DIVIDE: zero_division = a[1] + " == " + zero(in); break;
+      case NPVK_OP_LOG: zero_division = a[0] + " == " + zero(in); break;
+      case NPVK_OP_POWER: zero_division = a[0] + " == " + zero(in); break;
+      default: zero_division = "false"; break;
     }
     code += "    uint fpe = 0u;\n";
     code += "    if (" + is_nan(res, "r") + " && !(" + any_nan + ")) fpe |= 8u;\n";
     code += "    if (!" + is_finite(res, "r") + " && !" + is_nan(res, "r") + " && (" + all_finite +
             ")) fpe |= (" + zero_division + ") ? 1u : 2u;\n";
-  } else if (is_integer(in.dtype) &&
-             (s.op == NPVK_OP_FLOOR_DIVIDE || s.op == NPVK_OP_REMAINDER || s.op == NPVK_OP_FMOD)) {
+  } else if (is_integer(in.dtype) && (s.op == NPVK_OP_FLOOR_DIVIDE ||
+                                      s.op == NPVK_OP_REMAINDER || s.op == NPVK_OP_FMOD)) {
     code += "    uint fpe = (" + a[1] + " == " + zero(in) + ") ? 1u : 0u;\n";
   } else {
     return code;

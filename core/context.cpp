@@ -163,16 +163,15 @@ std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
   return buffer;
 }
 
-void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device) {
+void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size,
+                       bool to_device) {
   if (size == 0) return;
   vk::DeviceBuffer &dev = *buffer.device;
   if (void *mapped = dev.mapped()) {
     uint8_t *device_bytes = static_cast<uint8_t *>(mapped) + offset;
     if (device_bytes == host) return;  // zero-copy: the same bytes
-    if (to_device)
-      std::memcpy(device_bytes, host, size);
-    else
-      std::memcpy(host, device_bytes, size);
+    if (to_device) std::memcpy(device_bytes, host, size);
+    else std::memcpy(host, device_bytes, size);
   } else {
     // Copy through host pages the device can reach: the wrapped pages
     // themselves when imported, else a staging buffer.
@@ -183,8 +182,7 @@ void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t siz
       endpoint = buffer.host_pages.get();
       endpoint_offset = offset;
     } else {
-      staging =
-          std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::HostVisible);
+      staging = std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::HostVisible);
       endpoint = staging.get();
       if (to_device) std::memcpy(staging->mapped(), host, size);
     }
