@@ -217,8 +217,10 @@ std::string is_nan(const DtypeInfo &d, const std::string &x) {
 }
 std::string is_finite(const DtypeInfo &d, const std::string &x) {
   if (d.kind != DtypeKind::Float && std::string(d.glsl_compute) != "double") return "true";
+  // The exponent is in the high word: 32-bit operations are cheaper on some
+  // devices (lavapipe) than 64-bit ones.
   return std::string(d.glsl_compute) == "double"
-             ? "((doubleBitsToUint64(" + x + ") & 0x7ff0000000000000UL) != 0x7ff0000000000000UL)"
+             ? "((unpackDouble2x32(" + x + ").y & 0x7ff00000u) != 0x7ff00000u)"
              : "((floatBitsToUint(" + x + ") & 0x7f800000u) != 0x7f800000u)";
 }
 
@@ -248,10 +250,15 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
       case NPVK_OP_POWER: zero_division = a[0] + " == " + zero(in); break;
       default: zero_division = "false"; break;
     }
+    // Only a NaN or infinite result can raise anything: one test of the
+    // result's exponent per element, the rest in the rare branch.
+    code += "    if (!" + is_finite(res, "r") + ") {\n";
     code += "    uint fpe = 0u;\n";
     code += "    if (" + is_nan(res, "r") + " && !(" + any_nan + ")) fpe |= 8u;\n";
-    code += "    if (!" + is_finite(res, "r") + " && !" + is_nan(res, "r") + " && (" + all_finite +
-            ")) fpe |= (" + zero_division + ") ? 1u : 2u;\n";
+    code += "    if (!" + is_nan(res, "r") + " && (" + all_finite + ")) fpe |= (" + zero_division +
+            ") ? 1u : 2u;\n";
+    code += "    if (fpe != 0u) atomicOr(FpFlags(" + flags + ").v, fpe);\n    }\n";
+    return code;
   } else if (is_integer(in.dtype) && (s.op == NPVK_OP_FLOOR_DIVIDE ||
                                       s.op == NPVK_OP_REMAINDER || s.op == NPVK_OP_FMOD)) {
     code += "    uint fpe = (" + a[1] + " == " + zero(in) + ") ? 1u : 0u;\n";
@@ -395,6 +402,13 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
       << "];\n  uint64_t meta;\n  uint64_t count;\n  uint64_t tables;\n  uint64_t flags;\n} pc;\n"
       << "layout(buffer_reference, std430, buffer_reference_align = 4) buffer FpFlags { uint v; "
          "};\n";
+  // Only a slot's last write in the kernel is stored: no other invocation
+  // reads it meanwhile (the planner guarantees), and this one has the value
+  // in a register.
+  std::vector<size_t> last_write(nslots, 0);
+  for (size_t j = 0; j < s.steps.size(); ++j)
+    for (uint32_t k = s.steps[j].op.nin; k < s.steps[j].op.count(); ++k)
+      last_write[s.steps[j].slot[k]] = j;
   Templates templates;
   for (const FusedKernelSpec::Step &st : s.steps) templates.add(st.op);
   templates.emit(out);
@@ -471,7 +485,7 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
       const DtypeInfo &d = dtype_info(s.slots[slot].dtype);
       std::string t = "t" + std::to_string(k);
       out << "    " << d.glsl_storage << " " << t << " = " << storage_value(d, "r") << ";\n";
-      if (s.slots[slot].stored)
+      if (s.slots[slot].stored && last_write[slot] == j)
         out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
       out << "    " << value[slot] << " = " << loaded_value(d, t) << ";\n";
     }

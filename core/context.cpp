@@ -412,6 +412,18 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
   if (!replace_last) ++stats_.ops_recorded;
   if (space.count == 0) return;
 
+  // Managed memory may flush here (a mirrored upload must wait for queued
+  // work that reads the old contents). The queued row that a merged op would
+  // replace then ran already: refuse the merge, so that the caller records
+  // this row on its own rather than running the earlier rows twice.
+  const uint64_t flushes = stats_.flushes;
+  for (uint32_t k = 0; k < n; ++k) {
+    const View &v = *operands[k];
+    if (!v.scalar && v.buffer->managed && observer_) observer_->before_use(*v.buffer, k >= nin);
+  }
+  require(!replace_last || (stats_.flushes == flushes && !pending_.empty()), NPVK_ERR_INTERNAL,
+          "the queued row was flushed while its next row was recorded");
+
   RecordedOp rec;
   rec.spec.op = op;
   rec.spec.nin = nin;
@@ -425,9 +437,8 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
     rec.operands.push_back(v);
     rec.lo[k] = extent[k].first;
     rec.hi[k] = extent[k].second;
-    if (v.scalar) continue;
-    if (v.buffer->managed && observer_) observer_->before_use(*v.buffer, k >= nin);
-    if (k >= nin && v.buffer->host && !v.buffer->zero_copy) v.buffer->device_newer = true;
+    if (!v.scalar && k >= nin && v.buffer->host && !v.buffer->zero_copy)
+      v.buffer->device_newer = true;
   }
   rec.space = std::move(space);
   if (replace_last) {

@@ -36,8 +36,14 @@ class KernelBuilder {
       const std::vector<int64_t> &strides = op.space.full_strides[k];
       const bool write = k >= op.spec.nin;
       int found = find(v, strides, added);
-      if (found < 0) {
-        if (!v.scalar && conflicts(v, op.lo[k], op.hi[k], write, added)) return false;
+      if (found >= 0) {
+        // A slot so far only read becomes written: every other view of its
+        // bytes in the kernel now races with it.
+        if (write && !v.scalar && !written_slot(size_t(found), added) &&
+            conflicts(v, op.lo[k], op.hi[k], write, added, found))
+          return false;
+      } else {
+        if (!v.scalar && conflicts(v, op.lo[k], op.hi[k], write, added, -1)) return false;
         SlotBinding b;
         b.view = &v;
         b.lo = op.lo[k];
@@ -90,10 +96,20 @@ class KernelBuilder {
 
   // Different elements of the same bytes, one of them written: invocations
   // would race, so the op needs a kernel of its own (after a barrier).
+  bool written_slot(size_t index, const std::vector<SlotBinding> &added) const {
+    return index < k_.slots.size() ? k_.slots[index].written
+                                   : added[index - k_.slots.size()].written;
+  }
+
+  // `self`: the slot that `v` is (not a conflict with itself), or -1.
   bool conflicts(const View &v, int64_t lo, int64_t hi, bool write,
-                 const std::vector<SlotBinding> &added) const {
+                 const std::vector<SlotBinding> &added, int self) const {
+    const SlotBinding *own = nullptr;
+    if (self >= 0)
+      own = size_t(self) < k_.slots.size() ? &k_.slots[size_t(self)]
+                                           : &added[size_t(self) - k_.slots.size()];
     auto clash = [&](const SlotBinding &b) {
-      if (b.view->scalar || b.view->buffer != v.buffer) return false;
+      if (&b == own || b.view->scalar || b.view->buffer != v.buffer) return false;
       if (!write && !b.written) return false;
       if (hi <= b.lo || b.hi <= lo) return false;
       return !views_interleave_apart(*b.view, v);

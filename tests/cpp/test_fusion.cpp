@@ -128,6 +128,29 @@ TEST_F(Fusion, OverlappingWriteThenReadSplitsTheKernel) {
   }
 }
 
+// t = sqrt(a); b = t - a[::-1]; a += b: the last op writes a, which the
+// kernel so far only read, while a reversed view of it is read too.
+TEST_F(Fusion, ReadSlotThatBecomesWrittenChecksOtherViews) {
+  const int64_t n = 3000;
+  std::vector<double> a0 = Ramp(n, 0.0, 0.25);
+  Buffer ab = MakeBuffer(ctx(), a0);
+  View a = MakeView1D(ab, NPVK_FLOAT64, n);
+  View reversed = MakeView(ab, NPVK_FLOAT64, {n}, {-1}, n - 1);
+  auto [tb, t] = Empty<double>(n);
+  auto [bb, b] = Empty<double>(n);
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  const npvk_stats before = GetStats(ctx());
+  NPVK_ASSERT_OK(npvk_unary(ctx(), NPVK_OP_SQRT, a.get(), t.get()));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_SUBTRACT, t.get(), reversed.get(), b.get()));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, a.get(), b.get(), a.get()));
+  const std::vector<double> got = Read<double>(ab);
+  EXPECT_EQ(Delta(before).dispatches, 2u);
+  for (int64_t i = 0; i < n; ++i) {
+    double expect = a0[size_t(i)] + (std::sqrt(a0[size_t(i)]) - a0[size_t(n - 1 - i)]);
+    ASSERT_EQ(got[size_t(i)], expect) << i;
+  }
+}
+
 // Values forwarded in registers go through the output's storage type, as
 // they would through memory: int8 wraps, bool is 0 or 1, float32 rounds.
 TEST_F(Fusion, ForwardedValuesHaveTheStoredType) {
