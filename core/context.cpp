@@ -73,6 +73,8 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   if (ctx->device_->info().type == NPVK_DEVICE_CPU) ctx->max_groups_ = 256;
   if (const char *groups = std::getenv("NPVK_MAX_WORKGROUPS"))
     ctx->max_groups_ = std::max<uint64_t>(1, std::strtoull(groups, nullptr, 10));
+  if (const char *min = std::getenv("NPVK_FUSE_MIN_ELEMENTS"))
+    ctx->min_fuse_elements_ = std::strtoull(min, nullptr, 10);
   const char *fusion = std::getenv("NPVK_FUSION");
   ctx->fuse_ = !(fusion && std::strcmp(fusion, "0") == 0);
   const std::vector<double> &tables = math_f64_table_data();
@@ -555,7 +557,7 @@ void Context::flush() {
     // The caller's own shared_ptr is one of the recorded references.
     return b->discarded || b.use_count() == recorded_refs[b.get()];
   };
-  std::vector<PlannedKernel> kernels = plan_kernels(done, fuse_, dead);
+  std::vector<PlannedKernel> kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
   std::vector<vk::Dispatch> batch;
   batch.reserve(kernels.size());
   try {

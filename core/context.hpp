@@ -100,6 +100,8 @@ class Context : public std::enable_shared_from_this<Context> {
   DeviceTraits traits_;
   bool fuse_ = true;  // NPVK_FUSION=0: one kernel per op
   uint64_t max_groups_ = 1;  // workgroups per dispatch at most
+  // Smaller ops are not fused (NPVK_FUSE_MIN_ELEMENTS; see plan_kernels).
+  uint64_t min_fuse_elements_ = 65536;
   std::unordered_map<std::string, Kernel> kernels_;
   std::vector<RecordedOp> pending_;
   RowMerge row_;

@@ -152,17 +152,18 @@ void contract(std::vector<PlannedKernel> &kernels,
 }  // namespace
 
 std::vector<PlannedKernel> plan_kernels(
-    const std::vector<RecordedOp> &ops, bool fuse,
+    const std::vector<RecordedOp> &ops, bool fuse, uint64_t min_fuse_elements,
     const std::function<bool(const std::shared_ptr<Buffer> &)> &dead) {
   std::vector<PlannedKernel> kernels;
   std::unique_ptr<KernelBuilder> builder;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].space.count == 0) continue;
-    if (fuse && builder && builder->add(ops[i], i)) continue;
+    const bool fusible = fuse && uint64_t(ops[i].space.count) >= min_fuse_elements;
+    if (fusible && builder && builder->add(ops[i], i)) continue;
     kernels.emplace_back();
     builder = std::make_unique<KernelBuilder>(kernels.back());
     builder->add(ops[i], i);  // one op always fits an empty kernel
-    if (!fuse) builder.reset();
+    if (!fusible) builder.reset();
   }
   if (fuse) contract(kernels, dead);
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -41,10 +42,13 @@ struct PlannedKernel {
   uint64_t contracted_bytes = 0;   // stores it leaves out
 };
 
-// `fuse`: false gives one kernel per op (NPVK_FUSION=0). `dead(buffer)`: its
+// `fuse`: false gives one kernel per op (NPVK_FUSION=0). Ops over fewer than
+// `min_fuse_elements` elements get a kernel each: every distinct chain is a
+// kernel to compile (a second or more on a CPU driver), which small work never
+// pays back, while single-op kernels are few and shared. `dead(buffer)`: its
 // owner freed it, so only the recorded ops can still read it.
 std::vector<PlannedKernel> plan_kernels(
-    const std::vector<RecordedOp> &ops, bool fuse,
+    const std::vector<RecordedOp> &ops, bool fuse, uint64_t min_fuse_elements,
     const std::function<bool(const std::shared_ptr<Buffer> &)> &dead);
 
 }  // namespace npvk
