@@ -77,6 +77,8 @@ def update():
 
 def report_pending():
     _native.report_pending()
+    if _installed:
+        _hook_testing()
 
 
 def _changing(change):
@@ -177,14 +179,39 @@ def install():
     # call these through super().
     _wrap(warnings.catch_warnings, "__enter__", _enter)
     _wrap(warnings.catch_warnings, "__exit__", _exit)
-    try:
-        from numpy.testing import suppress_warnings
-    except ImportError:
-        suppress_warnings = None
-    if suppress_warnings is not None:
-        _wrap(suppress_warnings, "__enter__", _enter)
-        _wrap(suppress_warnings, "__exit__", _exit)
+    _hook_testing()
     update()
+
+
+def _hook_testing():
+    """numpy.testing's suppress_warnings (assert_warns, assert_no_warnings)
+    sets the filters itself. Hooked once numpy.testing is imported (importing
+    it here would cost every program unittest's import): its filter() calls
+    warnings.filterwarnings, which is hooked, so no block starts unhooked."""
+    utils = sys.modules.get("numpy.testing._private.utils")
+    cls = getattr(utils, "suppress_warnings", None)
+    if cls is None or getattr(cls.__exit__, "_npvk", False):
+        return
+    _wrap(cls, "__enter__", _enter)
+    _wrap(cls, "__exit__", _exit)
+    _wrap(cls, "_filter", _suppression_filter)
+
+
+def _suppression_filter(original):
+    # record() keeps its list in the suppression entry it adds; the entry
+    # gets a _RecordedWarnings instead.
+    def _filter(self, *args, **kwargs):
+        record = original(self, *args, **kwargs)
+        if type(record) is not list:
+            return record
+        for store in (getattr(self, "_suppressions", []), getattr(self, "_tmp_suppressions", [])):
+            for i, entry in enumerate(store):
+                if entry[-1] is record:
+                    recorded = _RecordedWarnings()
+                    store[i] = entry[:-1] + (recorded,)
+                    return recorded
+        return record
+    return _filter
 
 
 def uninstall():

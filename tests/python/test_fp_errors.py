@@ -306,3 +306,15 @@ def test_extobj_warn_mode_is_honoured():
                 np.divide(a, z, extobj=[8192, 1, None])
         assert delta.fallbacks("divide", "extobj") >= 1
     assert [str(w.message) for w in caught] == ["divide by zero encountered in divide"]
+
+
+def test_numpy_testing_assert_warns_sees_the_device_warning():
+    from numpy.testing import assert_no_warnings, assert_warns
+
+    with npvk_enabled(min_bytes=0):
+        a, z = _float(1.0), _float(0.0)
+        delta = StatsDelta()
+        assert_warns(RuntimeWarning, np.divide, a, z)
+        with pytest.raises(AssertionError):
+            assert_no_warnings(np.divide, a, z)
+        assert delta.device_ops >= 2
