@@ -229,7 +229,9 @@ std::string is_finite(const DtypeInfo &d, const std::string &x) {
 // a NaN from non-NaN inputs is invalid; an infinity from finite inputs is a
 // division by zero where the op divides by (or takes the log of, or raises to
 // a negative power) zero, else an overflow. Integer division by zero is a
-// division by zero. Underflow is not reported (NumPy ignores it by default).
+// division by zero; signed floor_divide of MIN by -1 is an overflow (NumPy's
+// loop warns; remainder and fmod of it are 0 and quiet). Underflow is not
+// reported (NumPy ignores it by default).
 std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a,
                           const std::string &flags) {
   const DtypeInfo &in = loop_type(s);
@@ -262,6 +264,13 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
   } else if (is_integer(in.dtype) && (s.op == NPVK_OP_FLOOR_DIVIDE ||
                                       s.op == NPVK_OP_REMAINDER || s.op == NPVK_OP_FMOD)) {
     code += "    uint fpe = (" + a[1] + " == " + zero(in) + ") ? 1u : 0u;\n";
+    if (s.op == NPVK_OP_FLOOR_DIVIDE && in.kind == DtypeKind::Signed) {
+      // MIN is written as -MAX - 1: the literal MIN itself overflows in GLSL.
+      const std::string t = in.glsl_compute, l = in.itemsize == 8 ? "l" : "";
+      const std::string max = std::to_string((uint64_t(1) << (in.itemsize * 8 - 1)) - 1);
+      code += "    if (" + a[1] + " == " + t + "(-1) && " + a[0] + " == " + t + "(-" + max + l +
+              ") - " + t + "(1)) fpe |= 2u;\n";
+    }
   } else {
     return code;
   }

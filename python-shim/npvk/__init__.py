@@ -12,7 +12,7 @@ import threading
 
 import numpy as _np
 
-from . import _native, _where
+from . import _errstate, _native, _where
 
 __all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary"]
 
@@ -25,7 +25,6 @@ DEFAULT_MIN_BYTES = 1 << 20
 _lock = threading.Lock()
 _enabled = False
 _min_bytes = DEFAULT_MIN_BYTES
-_original_seterr = None
 
 # npvk dtype codes of capi/include/npvk/npvk.h, by NumPy (kind, itemsize).
 _DTYPE_CODES = {
@@ -49,26 +48,6 @@ def _min_bytes_from_env():
         return max(0, int(value))
     except ValueError:
         raise ValueError(f"NPVK_MIN_BYTES must be a number of bytes, not {value!r}") from None
-
-
-def _strict(err):
-    return any(err.get(k) in ("raise", "call", "log") for k in ("divide", "over", "under", "invalid"))
-
-
-def _tracking_seterr(*args, **kwargs):
-    # np.errstate calls seterr on entry and exit (its own module's), so
-    # patching both names sees every change of the error state.
-    old = _original_seterr(*args, **kwargs)
-    _native.set_strict_errors(_strict(_np.geterr()))
-    return old
-
-
-def _ufunc_config_module():
-    try:
-        from numpy.core import _ufunc_config
-    except ImportError:  # NumPy 2 moved it
-        from numpy._core import _ufunc_config
-    return _ufunc_config
 
 
 def _replace_loops():
@@ -100,7 +79,7 @@ def enable(min_bytes=None, device=None):
     device: index or name substring (default: NPVK_DEVICE, else the best GPU,
     else lavapipe).
     """
-    global _enabled, _original_seterr, _min_bytes
+    global _enabled, _min_bytes
     with _lock:
         if min_bytes is None:
             min_bytes = _min_bytes_from_env()
@@ -114,28 +93,22 @@ def enable(min_bytes=None, device=None):
         except BaseException:
             _native.disable()
             raise
-        _original_seterr = _np.seterr
-        _np.seterr = _tracking_seterr
-        _ufunc_config_module().seterr = _tracking_seterr
+        _errstate.install()
         _patch_threads()
         _where.install(_native, lambda: _min_bytes)
-        _native.set_strict_errors(_strict(_np.geterr()))
         _hook_faulthandler()
         _enabled = True
 
 
 def disable():
     """Run pending work, restore NumPy's loops and allocator."""
-    global _enabled, _original_seterr
+    global _enabled
     with _lock:
         if not _enabled:
             return
+        _errstate.uninstall()
         _native.disable()
         _where.uninstall()
-        if _original_seterr is not None:
-            _np.seterr = _original_seterr
-            _ufunc_config_module().seterr = _original_seterr
-            _original_seterr = None
         _enabled = False
 
 

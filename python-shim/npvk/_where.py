@@ -37,7 +37,9 @@ def where(*args, **kwargs):
                     t = dtype.char
                     # 'unsafe' casts only the condition (to its truth value);
                     # x and y cast safely to their result type.
-                    return _ufunc(condition, x, y, signature=("?", t, t, t), casting="unsafe")
+                    # np.where allocates its result in C order, whatever the inputs'.
+                    return _ufunc(condition, x, y, signature=("?", t, t, t), casting="unsafe",
+                                  order="C")
     return _original(*args, **kwargs)
 
 

@@ -15,6 +15,9 @@ namespace {
 npvk_context g_ctx{0};
 PyObject *g_previous_handler = nullptr;  // NumPy's allocator while ours is set
 std::atomic<uint64_t> g_device_ops{0};
+// Ops queued in all (never reset) and by the last sync: with them equal,
+// report_pending has nothing to run.
+std::atomic<uint64_t> g_ops_queued{0}, g_ops_synced{0};
 std::mutex g_fallback_mutex;
 std::map<std::pair<std::string, std::string>, uint64_t> g_fallbacks;
 const char *g_ufunc_names[NPVK_OP_COUNT] = {};  // NumPy's name of each replaced op
@@ -101,13 +104,25 @@ PyObject *py_replace_loop(PyObject *, PyObject *args) {
   return PyBool_FromLong(done);
 }
 
-PyObject *py_sync(PyObject *, PyObject *) {
-  npvk_status st;
-  Py_BEGIN_ALLOW_THREADS st = npvk_managed_sync();
-  Py_END_ALLOW_THREADS if (st != NPVK_SUCCESS) return raise_npvk(st);
+PyObject *sync_and_report(bool only_if_queued) {
+  const uint64_t queued = g_ops_queued.load();
+  if (!only_if_queued || queued != g_ops_synced.load()) {
+    npvk_status st;
+    Py_BEGIN_ALLOW_THREADS st = npvk_managed_sync();
+    Py_END_ALLOW_THREADS if (st != NPVK_SUCCESS) return raise_npvk(st);
+    g_ops_synced = queued;
+  }
   if (report_fp_errors() < 0) return nullptr;
   Py_RETURN_NONE;
 }
+
+PyObject *py_sync(PyObject *, PyObject *) { return sync_and_report(false); }
+
+// Before the error state or the warnings filters change, and where recorded
+// warnings are read: the work queued so far runs and its FP errors are
+// reported under the state it was queued in. Costs nothing when the shim
+// queued nothing since the last time.
+PyObject *py_report_pending(PyObject *, PyObject *) { return sync_and_report(true); }
 
 PyObject *py_set_min_bytes(PyObject *, PyObject *arg) {
   unsigned long long v = PyLong_AsUnsignedLongLong(arg);
@@ -210,8 +225,11 @@ PyMethodDef g_methods[] = {
     {"replace_loop", py_replace_loop, METH_VARARGS,
      "replace_loop(ufunc, op, type_nums, npvk_dtypes) -> bool"},
     {"sync", py_sync, METH_NOARGS, "run all pending device work"},
+    {"report_pending", py_report_pending, METH_NOARGS,
+     "run queued device work, if any, and report its FP errors now"},
     {"set_min_bytes", py_set_min_bytes, METH_O, "set NPVK_MIN_BYTES"},
-    {"set_strict_errors", py_set_strict_errors, METH_O, "np.seterr asks for raise/call/log"},
+    {"set_strict_errors", py_set_strict_errors, METH_O,
+     "the error state or warnings filters need NumPy's own loops"},
     {"stats", py_stats, METH_NOARGS, "statistics as a dict"},
     {"reset_stats", py_reset_stats, METH_NOARGS, "zero the statistics"},
     {"op_table", py_op_table, METH_NOARGS, "[(opcode, name, nin, nout, implemented)]"},
@@ -284,7 +302,10 @@ void report_fp_errors_from_loop() {
   PyGILState_Release(gil);
 }
 
-void count_device_op() { ++g_device_ops; }
+void count_device_op() {
+  ++g_device_ops;
+  ++g_ops_queued;
+}
 
 void count_fallback(const char *ufunc, const char *reason) {
   std::lock_guard<std::mutex> lock(g_fallback_mutex);

@@ -17,8 +17,10 @@ struct Settings {
   std::atomic<bool> enabled{false};
   // Arrays smaller than this stay on NumPy's own path (NPVK_MIN_BYTES).
   std::atomic<uint64_t> min_bytes{1u << 20};
-  // np.seterr asks for 'raise', 'call' or 'log': the device cannot signal
-  // floating-point errors, so every loop falls back.
+  // The error state asks for 'raise', 'call' or 'log', or for any report of
+  // underflow (which the device does not detect), or a warnings filter turns
+  // RuntimeWarning into an error: the errors must surface at the op itself,
+  // so every loop falls back (npvk/_errstate.py decides).
   std::atomic<bool> strict_errors{false};
 };
 Settings &settings();

@@ -35,11 +35,67 @@ struct Slot {
 std::array<Slot, kMaxSlots> g_slots;
 int g_used = 0;
 
+// A ufunc called with extobj= handles its FP errors with that error object,
+// which only NumPy's own loop (checked right after it runs) can honour; a
+// deferred device report would use the thread's error state instead. NumPy
+// passes the loop nothing of the call, so the replaced ufuncs' vectorcall
+// entry marks the thread while such a call runs.
+thread_local int t_extobj_calls = 0;
+vectorcallfunc g_numpy_vectorcall = nullptr;  // NumPy's, the same for every ufunc
+
+PyObject *ufunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames) {
+  bool extobj = false;
+  for (Py_ssize_t k = 0; kwnames && k < PyTuple_GET_SIZE(kwnames); ++k)
+    extobj =
+        extobj || PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "extobj") == 0;
+  if (!extobj) return g_numpy_vectorcall(callable, args, nargsf, kwnames);
+  ++t_extobj_calls;
+  PyObject *result = g_numpy_vectorcall(callable, args, nargsf, kwnames);
+  --t_extobj_calls;
+  return result;
+}
+
+void hook_vectorcall(PyUFuncObject *uf) {
+  if (!g_numpy_vectorcall) g_numpy_vectorcall = uf->vectorcall;
+  if (uf->vectorcall == g_numpy_vectorcall) uf->vectorcall = ufunc_vectorcall;
+}
+
+void unhook_vectorcall(PyUFuncObject *uf) {
+  if (uf->vectorcall == ufunc_vectorcall) uf->vectorcall = g_numpy_vectorcall;
+}
+
+template <typename T>
+bool any_negative(const char *p, npy_intp n, npy_intp step) {
+  if (step == 0) n = 1;
+  for (npy_intp i = 0; i < n; ++i, p += step) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    if (v < 0) return true;
+  }
+  return false;
+}
+
+// NumPy's signed integer power loop raises ValueError for a negative
+// exponent, which only the original loop can do. Reading the exponents may
+// fault on device-owned memory; that is handled.
+bool negative_int_exponent(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
+  if (s.op != NPVK_OP_POWER) return false;
+  switch (s.dtypes[1]) {
+    case NPVK_INT8: return any_negative<int8_t>(args[1], n, steps[1]);
+    case NPVK_INT16: return any_negative<int16_t>(args[1], n, steps[1]);
+    case NPVK_INT32: return any_negative<int32_t>(args[1], n, steps[1]);
+    case NPVK_INT64: return any_negative<int64_t>(args[1], n, steps[1]);
+    default: return false;
+  }
+}
+
 // Records the loop on the device; returns the reason it cannot, or null.
 const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
   const int count = s.nin + s.nout;
   if (!settings().enabled) return "disabled";
   if (settings().strict_errors) return "errstate";
+  if (t_extobj_calls > 0) return "extobj";
   // The size that decides is the largest operand's whole array (its managed
   // allocation), not this call's: NumPy hands N-d work over in chunks (rows,
   // or 8192-element buffers), and a comparison's bool output is a fraction of
@@ -58,6 +114,7 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   if (largest < settings().min_bytes) return "small";
   for (int k = s.nin; k < count; ++k)
     if (steps[k] == 0) return "reduction";  // an accumulating output
+  if (negative_int_exponent(s, args, n, steps)) return "negative exponent";
   std::array<npvk_view, kMaxOperands> views{};
   const char *reason = nullptr;
   int made = 0;
@@ -162,6 +219,7 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
   }
   s.original = original;
   remember_ufunc_name(op, uf->name);
+  hook_vectorcall(uf);
   Py_INCREF(ufunc);
   s.ufunc = ufunc;
   ++g_used;
@@ -175,6 +233,7 @@ void restore_loops() {
     std::array<int, kMaxOperands> sig = s.type_nums;
     PyUFunc_ReplaceLoopBySignature(reinterpret_cast<PyUFuncObject *>(s.ufunc), s.original,
                                    sig.data(), &replaced);
+    unhook_vectorcall(reinterpret_cast<PyUFuncObject *>(s.ufunc));
     Py_CLEAR(s.ufunc);
   }
   g_used = 0;

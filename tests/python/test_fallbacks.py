@@ -267,25 +267,39 @@ def test_where_and_casts_not_accelerated_are_correct():
         assert_same(a, e)
 
 
-def test_integer_power_negative_exponent_raises_like_numpy():
-    a0 = np.arange(1, N + 1, dtype=np.int64)
-    b0 = np.full(N, 2, dtype=np.int64)
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("exponent", ["array", "scalar"])
+def test_integer_power_negative_exponent_raises_like_numpy(dtype, exponent):
+    """NumPy's signed integer power loop raises ValueError for a negative
+    exponent; the shim leaves such calls to it."""
+    a0 = np.arange(1, N + 1, dtype=dtype)
+    b0 = np.full(N, 2, dtype=dtype)
     b0[5] = -1
+    if exponent == "scalar":
+        b0 = np.array(-1, dtype=dtype)
     with pytest.raises(ValueError) as ref:
         np.power(a0, b0)
     with npvk_enabled(min_bytes=0):
         a, b = np.array(a0), np.array(b0)
+        b2 = b * 1  # a pending device result: the check reads it
+        delta = StatsDelta()
         with pytest.raises(ValueError) as got:
-            np.power(a, b)
+            np.power(a, b2)
+        assert delta.fallbacks("power", "negative exponent") >= 1
     assert str(got.value) == str(ref.value)
 
 
-test_integer_power_negative_exponent_raises_like_numpy = pytest.mark.xfail(
-    strict=True,
-    reason="npvk bug: integer np.power with a negative exponent returns values on the device "
-           "instead of NumPy's ValueError ('Integers to negative integer powers are not "
-           "allowed.'); docs/ops.md says callers must check first, the shim does not")(
-    test_integer_power_negative_exponent_raises_like_numpy)
+def test_integer_power_non_negative_exponent_stays_on_the_device():
+    a0 = np.arange(N, dtype=np.int32) % 7
+    b0 = np.arange(N, dtype=np.int32) % 5
+    expected = np.power(a0, b0)
+    with npvk_enabled(min_bytes=0):
+        a, b = np.array(a0), np.array(b0)
+        delta = StatsDelta()
+        actual = np.power(a, b)
+        assert delta.device_ops >= 1
+        assert delta.fallbacks("power") == 0
+    assert_same(actual, expected)
 
 
 def test_fallback_table_shape():

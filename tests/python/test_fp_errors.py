@@ -1,7 +1,9 @@
 """Floating-point errors of device work: with NumPy's default error state
 ('warn'), npvk raises NumPy's own RuntimeWarnings (docs/ops.md, "Floating-point
 errors"), possibly later than NumPy would: at the next ufunc call, buffer
-access or npvk.sync(). The set of warnings must be NumPy's."""
+access or npvk.sync(), but always before the error state or the warnings
+filters change (npvk/_errstate.py) and before recorded warnings are read. The
+set of warnings must be NumPy's, under the error state the op was issued in."""
 
 import warnings
 from collections import Counter
@@ -17,6 +19,10 @@ N = 10_000
 
 def _float(v, dtype=np.float64):
     return np.full(N, v, dtype=dtype)
+
+
+def _int_min(dtype):
+    return np.full(N, np.iinfo(dtype).min, dtype=dtype)
 
 
 CASES = {
@@ -37,6 +43,11 @@ CASES = {
     "int_floor_divide_by_zero": lambda: np.arange(N) // np.zeros(N, dtype=np.int64),
     "int_remainder_by_zero": lambda: np.arange(N, dtype=np.int32) % np.zeros(N, np.int32),
     "int_fmod_by_zero": lambda: np.fmod(np.arange(N, dtype=np.int16), np.int16(0)),
+    "int_floor_divide_overflow": lambda: _int_min(np.int64) // np.full(N, -1, np.int64),
+    "int8_floor_divide_overflow_scalar": lambda: _int_min(np.int8) // np.int8(-1),
+    "int_remainder_of_min_is_quiet": lambda: _int_min(np.int32) % np.full(N, -1, np.int32),
+    "int_fmod_of_min_is_quiet": lambda: np.fmod(_int_min(np.int16), np.int16(-1)),
+    "uint_floor_divide_is_quiet": lambda: np.full(N, 255, np.uint8) // np.uint8(255),
     "nan_input_is_quiet": lambda: _float(np.nan) * 2.0 + 1.0,
     "inf_input_is_quiet": lambda: _float(np.inf) * 2.0,
     "no_error": lambda: _float(3.0) * 2.0,
@@ -92,11 +103,9 @@ def test_warning_surfaces_after_the_work_ran():
     assert np.isinf(c).all()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "npvk bug: FP errors of queued device work are known only after a flush; a later ufunc "
-    "call that does not flush reports nothing, so the warning escapes the "
-    "catch_warnings/pytest.warns block of the operation (README: 'at the next ufunc call')"))
-def test_warning_surfaces_at_the_next_ufunc_call():
+def test_warning_stays_in_the_catch_warnings_block_of_the_op():
+    """The op's work is still queued when the block is left: leaving it runs
+    the work and reports its errors inside the block."""
     with npvk_enabled(min_bytes=0):
         a, z = _float(1.0), _float(0.0)
         with warnings.catch_warnings(record=True) as caught:
@@ -111,10 +120,6 @@ def test_warning_surfaces_at_the_next_ufunc_call():
     assert messages == ["divide by zero encountered in divide"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "npvk bug: the error state is applied when device errors are reported, not when the op "
-    "was issued: an op queued inside np.errstate(all='ignore') and run after the block "
-    "warns (NumPy: silent)"))
 @pytest.mark.parametrize("case", ["divide_by_zero", "log_of_zero", "int_floor_divide_by_zero"])
 def test_errstate_ignore_applies_to_ops_queued_in_the_block(case):
     fn = CASES[case]
@@ -149,10 +154,6 @@ def _with_seterrobj(a, z):
         np.seterrobj(old)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "npvk bug: error modes set with np.seterrobj() or a ufunc's extobj= argument are not "
-    "seen (only seterr/errstate are tracked): the device runs, no FloatingPointError, and a "
-    "RuntimeWarning appears later instead"))
 @pytest.mark.parametrize("how", ["seterrobj", "extobj"])
 def test_raise_mode_from_seterrobj_and_extobj(how):
     if how == "seterrobj":
@@ -171,10 +172,7 @@ def test_raise_mode_from_seterrobj_and_extobj(how):
     assert actual == expected
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "npvk bug: integer floor_divide of MIN by -1 does not report NumPy's 'overflow "
-    "encountered in floor_divide' (docs/ops.md lists only division by zero for integers)"))
-@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
 def test_integer_floor_divide_overflow_warns(dtype):
     def fn():
         return (np.full(N, np.iinfo(dtype).min, dtype=dtype) //
@@ -186,3 +184,142 @@ def test_integer_floor_divide_overflow_warns(dtype):
         actual, actual_warnings = _record(fn)
     assert_same(actual, expected)
     assert actual_warnings == expected_warnings
+
+
+def _explicit_syncs():
+    # Not flushes: with mirrored buffers (test_mirrored.py) uploads flush too.
+    return npvk.stats()["host_syncs"]["explicit"]
+
+
+def _device_divide_by_zero():
+    return _float(1.0) / _float(0.0)
+
+
+def test_op_under_warn_is_reported_before_errstate_ignore():
+    """An op issued under 'warn' warns even when the error state turns to
+    'ignore' before its work runs."""
+    with npvk_enabled(min_bytes=0):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = _device_divide_by_zero()
+            with np.errstate(all="ignore"):
+                r.sum()
+            npvk.sync()
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in divide"]
+
+
+def test_reading_the_recorded_warnings_reports_queued_errors():
+    """NumPy's TestFloatExceptions.test_warnings: len(w) right after the op."""
+    with npvk_enabled(min_bytes=0):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            before = _explicit_syncs()
+            _device_divide_by_zero()
+            assert _explicit_syncs() == before  # nothing ran it: lazy
+            assert len(w) == 1
+            assert "divide by zero" in str(w[0].message)
+            _float(1e300) * _float(1e300)
+            assert len(w) == 2
+            assert "overflow" in str(w[-1].message)
+
+
+def test_no_state_change_no_sync():
+    """Laziness is kept: ops, and error-state changes with nothing queued,
+    make the shim run nothing."""
+    with npvk_enabled(min_bytes=0):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            a, z = _float(1.0), _float(0.0)
+            npvk.sync()
+            before = _explicit_syncs()
+            with np.errstate(divide="ignore"):
+                pass
+            c = a / z
+            d = c + 1.0
+            assert _explicit_syncs() == before
+            npvk.sync()
+            del d
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in divide"]
+
+
+@pytest.mark.parametrize("method", ["divide", "log_at"])
+def test_pytest_warns_sees_the_device_warning(method):
+    with npvk_enabled(min_bytes=0):
+        delta = StatsDelta()
+        if method == "divide":
+            with pytest.warns(RuntimeWarning, match="divide by zero"):
+                _device_divide_by_zero()
+        else:
+            # (NumPy's test has errstate(all='warn'), which reports underflow:
+            # NumPy's loop then.)
+            arr = np.array([np.inf, 0, -np.inf])
+            with pytest.warns(RuntimeWarning, match="invalid value"):
+                np.log.at(arr, [2])
+        assert delta.device_ops > 0
+
+
+def test_suppress_warnings_block_keeps_the_device_warning():
+    from numpy.testing import suppress_warnings
+
+    with npvk_enabled(min_bytes=0):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with suppress_warnings() as sup:
+                sup.filter(RuntimeWarning)
+                _device_divide_by_zero()
+            npvk.sync()
+    assert list(caught) == []
+
+
+def test_underflow_warn_falls_back_and_warns():
+    """The device does not detect underflow: reporting it takes NumPy's loop."""
+    fn = lambda: _float(1e-300) * _float(1e-300)  # noqa: E731
+    with np.errstate(under="warn"):
+        expected, expected_warnings = _record(fn)
+    assert expected_warnings
+    with npvk_enabled(min_bytes=0):
+        delta = StatsDelta()
+        with np.errstate(under="warn"):
+            actual, actual_warnings = _record(fn)
+        assert delta.fallbacks("multiply", "errstate") >= 1
+    assert_same(actual, expected)
+    assert actual_warnings == expected_warnings
+
+
+def test_warnings_as_errors_fall_back_and_raise_at_the_op():
+    with npvk_enabled(min_bytes=0):
+        a, z = _float(1.0), _float(0.0)
+        delta = StatsDelta()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeWarning, match="divide by zero"):
+                a / z
+        assert delta.fallbacks("divide", "errstate") >= 1
+        c = a + 1.0  # the filter is gone: the device again
+        assert delta.device_ops >= 1
+        del c
+
+
+def test_extobj_warn_mode_is_honoured():
+    """extobj= with divide='warn' under a thread state of 'ignore' warns."""
+    with npvk_enabled(min_bytes=0):
+        a, z = _float(1.0), _float(0.0)
+        delta = StatsDelta()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with np.errstate(all="ignore"):
+                np.divide(a, z, extobj=[8192, 1, None])
+        assert delta.fallbacks("divide", "extobj") >= 1
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in divide"]
+
+
+def test_numpy_testing_assert_warns_sees_the_device_warning():
+    from numpy.testing import assert_no_warnings, assert_warns
+
+    with npvk_enabled(min_bytes=0):
+        a, z = _float(1.0), _float(0.0)
+        delta = StatsDelta()
+        assert_warns(RuntimeWarning, np.divide, a, z)
+        with pytest.raises(AssertionError):
+            assert_no_warnings(np.divide, a, z)
+        assert delta.device_ops >= 2

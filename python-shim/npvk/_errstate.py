@@ -1,0 +1,220 @@
+"""Keeps the FP errors of deferred device work inside the error state they
+belong to.
+
+NumPy checks the FP status right after each loop; npvk's device work runs
+later and its errors are reported at the next report point (a ufunc loop, a
+buffer request, npvk.sync()). For that to give NumPy's outcome, the errors of
+an op must be reported under the NumPy error state and the warnings filters
+that were in force when the op was issued. So every change of either first
+runs the queued work and reports its errors (under the old state), and so does
+reading the list that warnings.catch_warnings(record=True) or pytest.warns
+record into. Without such changes nothing is run early: laziness is kept in
+the common case.
+
+Where deferring cannot give NumPy's outcome, strict_errors() makes every loop
+take NumPy's own path: error modes that raise or call back (they must act at
+the op), reported underflow (the device does not detect it), and warnings
+filters that turn RuntimeWarning into an exception.
+"""
+
+import sys
+import warnings
+
+import numpy as _np
+
+from . import _native
+
+try:
+    from numpy.core import umath as _umath
+    from numpy.core import _ufunc_config
+except ImportError:  # NumPy 2 moved them
+    from numpy._core import umath as _umath
+    from numpy._core import _ufunc_config
+
+# NumPy 1.x's error object: [bufsize, mask, callback]; 3 bits of mode a
+# category in the mask (numpy/core/_ufunc_config.py).
+_SHIFTS = {"divide": 0, "over": 3, "under": 6, "invalid": 9}
+_MODES = {0: "ignore", 1: "warn", 2: "raise", 3: "call", 4: "print", 5: "log"}
+_ACTING_MODES = ("raise", "call", "log")
+
+_installed = []  # (owner, name, original) to restore
+
+
+def _error_modes():
+    geterrobj = getattr(_umath, "geterrobj", None)
+    if geterrobj is None:
+        return _np.geterr()
+    mask = geterrobj()[1]
+    return {k: _MODES.get((mask >> shift) & 7, "raise") for k, shift in _SHIFTS.items()}
+
+
+def _filters_raise_runtime_warning():
+    """Whether a warnings filter may turn NumPy's RuntimeWarning into an
+    exception (conservatively: any 'error' filter for it, up to the first
+    filter that catches every RuntimeWarning)."""
+    for action, message, category, module, lineno in warnings.filters:
+        if not issubclass(RuntimeWarning, category):
+            continue
+        if action == "error":
+            return True
+        if (message is None or message.pattern == "") and module is None and not lineno:
+            return False
+    return False
+
+
+def strict_errors():
+    modes = _error_modes()
+    if any(modes[k] in _ACTING_MODES for k in ("divide", "over", "invalid")):
+        return True
+    if modes["under"] != "ignore":
+        return True
+    return _filters_raise_runtime_warning()
+
+
+def update():
+    _native.set_strict_errors(strict_errors())
+
+
+def report_pending():
+    _native.report_pending()
+    if _installed:
+        _hook_testing()
+
+
+def _changing(change):
+    """Reports the queued work's errors under the state of now, applies the
+    change even if that report raised, then re-reads the state."""
+    try:
+        report_pending()
+    except BaseException:
+        change()
+        update()
+        raise
+    result = change()
+    update()
+    return result
+
+
+class _RecordedWarnings(list):
+    """The list catch_warnings(record=True) returns: reading it reports the
+    FP errors of queued device work first, which NumPy would have recorded by
+    then."""
+
+    __hash__ = None
+
+
+def _reading(name):
+    method = getattr(list, name)
+
+    def read(self, *args):
+        report_pending()
+        return method(self, *args)
+
+    read.__name__ = name
+    return read
+
+
+for _name in ("__len__", "__iter__", "__reversed__", "__getitem__", "__contains__", "__eq__",
+              "__ne__", "__repr__", "pop", "index", "count", "copy"):
+    setattr(_RecordedWarnings, _name, _reading(_name))
+
+
+def _wrap(owner, name, make):
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "_npvk", False):
+        return
+    wrapper = make(original)
+    wrapper._npvk = True
+    wrapper.__wrapped__ = original
+    setattr(owner, name, wrapper)
+    _installed.append((owner, name, original))
+
+
+def _state_setter(original):
+    def setter(*args, **kwargs):
+        return _changing(lambda: original(*args, **kwargs))
+    return setter
+
+
+def _enter(original):
+    def __enter__(self):
+        result = _changing(lambda: original(self))
+        module = getattr(self, "_module", None)
+        if (type(result) is list and module is not None and
+                getattr(module, "_showwarnmsg_impl", None) == result.append):
+            recorded = _RecordedWarnings()
+            module._showwarnmsg_impl = recorded.append
+            result = recorded
+        return result
+    return __enter__
+
+
+def _exit(original):
+    def __exit__(self, *exc_info):
+        return _changing(lambda: original(self, *exc_info))
+    return __exit__
+
+
+def install():
+    """Hooks every change of NumPy's error state and of the warnings filters."""
+    # seterr, seterrcall and setbufsize edit the list geterrobj returns, which
+    # is the thread's error object itself (NumPy 1.x), before they pass it to
+    # seterrobj: they are hooked themselves, in every numpy module that holds
+    # them (np.errstate calls those of its own module).
+    for name in ("seterr", "seterrcall", "setbufsize", "seterrobj"):
+        original = getattr(_ufunc_config, name, None) or getattr(_umath, name, None)
+        if original is None:
+            continue
+        for module_name, module in list(sys.modules.items()):
+            if (module_name == "numpy" or module_name.startswith("numpy.")) and \
+                    getattr(module, name, None) is original:
+                _wrap(module, name, _state_setter)
+    if not hasattr(_umath, "seterrobj"):
+        # NumPy 2: errstate sets a context variable without seterr.
+        _wrap(_ufunc_config.errstate, "__enter__", _enter)
+        _wrap(_ufunc_config.errstate, "__exit__", _exit)
+    for name in ("simplefilter", "filterwarnings", "resetwarnings"):
+        _wrap(warnings, name, _state_setter)
+    # pytest.warns / pytest's per-test recorder subclass catch_warnings and
+    # call these through super().
+    _wrap(warnings.catch_warnings, "__enter__", _enter)
+    _wrap(warnings.catch_warnings, "__exit__", _exit)
+    _hook_testing()
+    update()
+
+
+def _hook_testing():
+    """numpy.testing's suppress_warnings (assert_warns, assert_no_warnings)
+    sets the filters itself. Hooked once numpy.testing is imported (importing
+    it here would cost every program unittest's import): its filter() calls
+    warnings.filterwarnings, which is hooked, so no block starts unhooked."""
+    utils = sys.modules.get("numpy.testing._private.utils")
+    cls = getattr(utils, "suppress_warnings", None)
+    if cls is None or getattr(cls.__exit__, "_npvk", False):
+        return
+    _wrap(cls, "__enter__", _enter)
+    _wrap(cls, "__exit__", _exit)
+    _wrap(cls, "_filter", _suppression_filter)
+
+
+def _suppression_filter(original):
+    # record() keeps its list in the suppression entry it adds; the entry
+    # gets a _RecordedWarnings instead.
+    def _filter(self, *args, **kwargs):
+        record = original(self, *args, **kwargs)
+        if type(record) is not list:
+            return record
+        for store in (getattr(self, "_suppressions", []), getattr(self, "_tmp_suppressions", [])):
+            for i, entry in enumerate(store):
+                if entry[-1] is record:
+                    recorded = _RecordedWarnings()
+                    store[i] = entry[:-1] + (recorded,)
+                    return recorded
+        return record
+    return _filter
+
+
+def uninstall():
+    while _installed:
+        owner, name, original = _installed.pop()
+        setattr(owner, name, original)
