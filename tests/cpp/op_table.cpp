@@ -58,6 +58,15 @@ std::vector<Loop> BuildTable() {
   Same(t, NPVK_OP_EXP, 1, floats);
   Same(t, NPVK_OP_LOG, 1, floats);
   Same(t, NPVK_OP_POWER, 2, iuf);
+  Same(t, NPVK_OP_SIGN, 1, iuf);
+  Same(t, NPVK_OP_CONJUGATE, 1, iuf);
+  Same(t, NPVK_OP_RECIPROCAL, 1, iuf);
+  Same(t, NPVK_OP_HEAVISIDE, 2, floats);
+  Same(t, NPVK_OP_FLOAT_POWER, 2, floats);
+  for (npvk_op op : {NPVK_OP_DEG2RAD, NPVK_OP_RAD2DEG, NPVK_OP_SPACING}) Same(t, op, 1, floats);
+  Same(t, NPVK_OP_NEXTAFTER, 2, floats);
+  Same(t, NPVK_OP_GCD, 2, iu);
+  Same(t, NPVK_OP_LCM, 2, iu);
   for (npvk_op op : {NPVK_OP_MAXIMUM, NPVK_OP_MINIMUM, NPVK_OP_FMAX, NPVK_OP_FMIN}) {
     Same(t, op, 2, all);
   }
