@@ -188,9 +188,10 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     case NPVK_OP_TRUNC: return call("trunc", 1);
     case NPVK_OP_RINT: return call("roundEven", 1);
     case NPVK_OP_COPYSIGN: return call("npvk_copysign", 2);
-    case NPVK_OP_ISNAN: return call("npvk_isnan", 1);
-    case NPVK_OP_ISINF: return call("npvk_isinf", 1);
-    case NPVK_OP_ISFINITE: return call("npvk_isfinite", 1);
+    // NumPy's bool and integer loops: never NaN or infinite.
+    case NPVK_OP_ISNAN: return f ? call("npvk_isnan", 1) : "false";
+    case NPVK_OP_ISINF: return f ? call("npvk_isinf", 1) : "false";
+    case NPVK_OP_ISFINITE: return f ? call("npvk_isfinite", 1) : "true";
     case NPVK_OP_SIGNBIT: return call("npvk_signbit", 1);
     case NPVK_OP_WHERE: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
     case NPVK_OP_CAST:

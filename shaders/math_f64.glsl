@@ -527,6 +527,28 @@ bool npvk_f64_below(double x, int e)
     return (doubleBitsToUint64(x) & NPVK_F64_ABS_BITS) < (uint64_t(e + 1023) << 52);
 }
 
+// x * 2^600 exactly for finite x >= 0, subnormals included: those are scaled
+// from their integer bits, so a driver that flushes float64 subnormals in
+// arithmetic still gets them right.
+double npvk_f64_up600(double x)
+{
+    uint64_t ix = doubleBitsToUint64(x);
+    precise double sub = double(ix) * 2.05013308946749534662e-143LF;   // bits * 2^-474
+    precise double nor = x * npvk_f64_pow2i(600);
+    return ix < NPVK_F64_IMPL_BIT ? sub : nor;
+}
+
+// v * 2^-600 for finite v >= 0; a subnormal result is assembled from its
+// integer bits (v * 2^474 rounded to an integer), not produced by arithmetic
+// that a flushing driver would zero. v is rounded twice then.
+double npvk_f64_down600(double v)
+{
+    precise double nor = v * npvk_f64_pow2i(-600);
+    precise double w = v * npvk_f64_pow2i(474);
+    precise double wi = (w + 4503599627370496.0LF) - 4503599627370496.0LF;
+    return npvk_f64_below(v, -422) ? uint64BitsToDouble(uint64_t(wi)) : nor;
+}
+
 // ---------------------------------------------------------------------------
 // exp2, expm1, log2, log10, log1p, logaddexp, logaddexp2, cbrt
 // ---------------------------------------------------------------------------
@@ -546,10 +568,16 @@ double npvk_exp2_f64(double x)
     return npvk_f64_exp_core(h.hi, h.lo);
 }
 
-// expm1(x) as a double-double for |x| <= 45, relative error about 2^-62:
-// exp(x) = 2^m * T_j * (1 + p), p = expm1(r) in double-double, and
-// 2^m*T_j - 1 is summed error-free with the rest.
-npvk_f64x2 npvk_f64_expm1_dd(double x)
+// exp(x) = 2^m * T_j * (1 + p) for -700 <= x <= 45, split for error-free sums:
+// exp(x) = a + b.hi + b.lo + c, a = 2^m T_j exactly, b = 2^m T_j p exactly
+// (p = expm1(r) to 2^-62 relative), c the small rest.
+struct npvk_f64_exp_terms {
+    double a;
+    npvk_f64x2 b;
+    double c;
+};
+
+npvk_f64_exp_terms npvk_f64_exp_split(double x)
 {
     precise double z = x * NPVK_F64_EXP_INVL;
     precise double kd = (z + NPVK_F64_SHIFT) - NPVK_F64_SHIFT;
@@ -558,7 +586,7 @@ npvk_f64x2 npvk_f64_expm1_dd(double x)
     precise double rl = 0.0LF - kd * NPVK_F64_EXP_LLO;
     npvk_f64x2 r = npvk_f64_two_sum(rh, rl);
     int j = k & 31;
-    int m = k >> 5;
+    int m = k >> 5;                                    // -1010 <= m <= 65
     precise double r2 = r.hi * r.hi;
     precise double q = ((((NPVK_F64_EXP_C7 * r.hi + NPVK_F64_EXP_C6) * r.hi + NPVK_F64_EXP_C5) * r.hi
                          + NPVK_F64_EXP_C4) * r.hi + NPVK_F64_EXP_C3) * r.hi + NPVK_F64_EXP_C2;
@@ -566,15 +594,32 @@ npvk_f64x2 npvk_f64_expm1_dd(double x)
     npvk_f64x2 p = npvk_f64_fast_two_sum(r.hi, pl0);  // expm1(r)
     double th = NPVK_F64_TAB(NPVK_F64_TAB_EXP + 2 * j);
     double tl = NPVK_F64_TAB(NPVK_F64_TAB_EXP + 2 * j + 1);
-    double sc = npvk_f64_pow2i(m);                     // |m| <= 66
+    double sc = npvk_f64_pow2i(m);
     precise double a = th * sc;                        // exact
     npvk_f64x2 b = npvk_f64_two_prod(th, p.hi);
     precise double c = (th * p.lo + tl + tl * p.hi) * sc;
     precise double bh = b.hi * sc;
     precise double bl = b.lo * sc;
-    npvk_f64x2 s1 = npvk_f64_two_sum(a, -1.0LF);
-    npvk_f64x2 s2 = npvk_f64_two_sum(s1.hi, bh);
-    precise double lo = ((s1.lo + s2.lo) + bl) + c;
+    return npvk_f64_exp_terms(a, npvk_f64x2(bh, bl), c);
+}
+
+// exp(x) as a double-double for -700 <= x <= 45, about 2^-62 relative.
+npvk_f64x2 npvk_f64_exp_dd(double x)
+{
+    npvk_f64_exp_terms t = npvk_f64_exp_split(x);
+    npvk_f64x2 s = npvk_f64_two_sum(t.a, t.b.hi);
+    precise double lo = (s.lo + t.b.lo) + t.c;
+    return npvk_f64_fast_two_sum(s.hi, lo);
+}
+
+// expm1(x) as a double-double for |x| <= 45, relative error about 2^-62:
+// 2^m T_j - 1 is summed error-free with the rest.
+npvk_f64x2 npvk_f64_expm1_dd(double x)
+{
+    npvk_f64_exp_terms t = npvk_f64_exp_split(x);
+    npvk_f64x2 s1 = npvk_f64_two_sum(t.a, -1.0LF);
+    npvk_f64x2 s2 = npvk_f64_two_sum(s1.hi, t.b.hi);
+    precise double lo = ((s1.lo + s2.lo) + t.b.lo) + t.c;
     return npvk_f64_fast_two_sum(s2.hi, lo);
 }
 
@@ -645,21 +690,29 @@ double npvk_f64_logaddexp_any(double x, double y, bool base2)
         precise double s = x + (base2 ? 1.0LF : NPVK_F64_LN2_HI);
         return s;
     }
-    double big = max(x, y), lesser = min(x, y);
-    if (big == npvk_f64_inf(false) || lesser == npvk_f64_inf(true)) {
-        precise double s = big + 0.0LF;               // NumPy: big + log1p(0), so -0 -> +0
-        return s;
-    }
+    // pick by the bits, so that flushing drivers keep a subnormal operand intact
+    uint64_t ux = doubleBitsToUint64(x), uy = doubleBitsToUint64(y);
+    int64_t kx = (ux & NPVK_F64_SIGN_BITS) != 0UL ? -int64_t(ux & NPVK_F64_ABS_BITS) : int64_t(ux);
+    int64_t ky = (uy & NPVK_F64_SIGN_BITS) != 0UL ? -int64_t(uy & NPVK_F64_ABS_BITS) : int64_t(uy);
+    double big = kx > ky ? x : y;
+    double lesser = kx > ky ? y : x;
+    if (big == npvk_f64_inf(false) || lesser == npvk_f64_inf(true))  // NumPy: big + log1p(0),
+        return (doubleBitsToUint64(big) & NPVK_F64_ABS_BITS) == 0UL ? 0.0LF : big;  // -0 -> +0
     npvk_f64x2 d = npvk_f64_two_diff(lesser, big);    // exactly min - max < 0 (or -inf)
+    if (base2 && d.hi >= -1100.0LF)                   // 2^d = e^(d ln2); below, both are 0
+        d = npvk_f64_dd_mul(d, npvk_f64_dd(NPVK_F64_LN2_HI, NPVK_F64_LN2_LO));
     npvk_f64x2 l;
-    if (d.hi < (base2 ? -65.0LF : -45.0LF)) {
-        // log1p(e) = e to 2^-64 relative
-        precise double e = base2 ? npvk_exp2_f64(d.hi) : npvk_exp_f64(d.hi);
-        precise double el = npvk_f64_isnan(d.lo) ? 0.0LF : e * d.lo * (base2 ? NPVK_F64_LN2_HI : 1.0LF);
-        l = npvk_f64_fast_two_sum(e, el);
+    if (d.hi < -700.0LF) {
+        double e = npvk_exp_f64(d.hi);                // < 2^-1009
+        if (e == 0.0LF)                               // big + 0, without arithmetic on a
+            return (doubleBitsToUint64(big) & NPVK_F64_ABS_BITS) == 0UL ? 0.0LF : big;  // subnormal
+        l = npvk_f64_dd(e, 0.0LF);
+    } else if (d.hi < -45.0LF) {
+        // log1p(e) = e to 2^-64 relative; e in double-double, as the sum may cancel
+        npvk_f64x2 e = npvk_f64_exp_dd(d.hi);
+        precise double el = e.lo + e.hi * d.lo;
+        l = npvk_f64_fast_two_sum(e.hi, el);
     } else {
-        if (base2)                                    // 2^d = e^(d ln2)
-            d = npvk_f64_dd_mul(d, npvk_f64_dd(NPVK_F64_LN2_HI, NPVK_F64_LN2_LO));
         npvk_f64x2 e = npvk_f64_dd_add(npvk_f64_expm1_dd(d.hi), npvk_f64_dd(1.0LF, 0.0LF));
         precise double el = e.lo + e.hi * d.lo;     // e^(d.hi + d.lo)
         npvk_f64x2 u = npvk_f64_dd_add(npvk_f64_dd(1.0LF, 0.0LF), npvk_f64_dd(e.hi, el));
@@ -830,24 +883,28 @@ double npvk_hypot_f64(double x, double y)
         return npvk_f64_nan();
     double a = uint64BitsToDouble(max(ux, uy));
     double b = uint64BitsToDouble(min(ux, uy));
-    if (b == 0.0LF || (doubleBitsToUint64(a) >> 52) - (doubleBitsToUint64(b) >> 52) > 60UL)
+    if (min(ux, uy) == 0UL || (doubleBitsToUint64(a) >> 52) - (doubleBitsToUint64(b) >> 52) > 60UL)
         return a;                                     // b^2 < ulp(a^2) / 2^60
-    // Scale into [2^-500, 2^500] by a power of 2 so the squares neither
-    // overflow nor underflow, then sqrt(a^2 + b^2) in double-double.
-    double s = 1.0LF, inv = 1.0LF;
-    if (!npvk_f64_below(a, 500)) {
-        s = npvk_f64_pow2i(-600);
-        inv = npvk_f64_pow2i(600);
-    } else if (npvk_f64_below(a, -500)) {
-        s = npvk_f64_pow2i(600);
-        inv = npvk_f64_pow2i(-600);
+    // Scale by a power of 2 so that a^2 and b^2 (b >= a 2^-60) are normal:
+    // a in [2^-450, 2^500] stays.
+    double as = a, bs = b;
+    bool up = npvk_f64_below(a, -450);
+    if (up) {
+        as = npvk_f64_up600(a);
+        bs = npvk_f64_up600(b);
+    } else if (!npvk_f64_below(a, 500)) {
+        precise double sa = a * npvk_f64_pow2i(-600);
+        precise double sb = b * npvk_f64_pow2i(-600);
+        as = sa;
+        bs = sb;
     }
-    precise double as = a * s;
-    precise double bs = b * s;
     npvk_f64x2 sum = npvk_f64_dd_add(npvk_f64_two_prod(as, as), npvk_f64_two_prod(bs, bs));
-    npvk_f64x2 r = npvk_f64_dd_sqrt(sum);
-    precise double res = r.hi * inv;
-    return res;
+    double r = npvk_f64_dd_sqrt(sum).hi;
+    if (!up) {
+        precise double big = (as == a) ? r : r * npvk_f64_pow2i(600);
+        return big;
+    }
+    return npvk_f64_down600(r);
 }
 
 // ---------------------------------------------------------------------------
@@ -933,19 +990,24 @@ double npvk_atan2_f64(double y, double x)
         if (ey - ex > 60) {
             r = NPVK_F64_PIO2_HI;                     // |y/x| > 2^59
         } else if (ex - ey > 60 && !xneg) {
-            precise double q = a / b;                 // atan(q) rounds to q
-            r = q;
+            // atan(q) rounds to q; a may be subnormal
+            precise double q = a / b;                 // normal when a >= 2^400
+            precise double qs = npvk_f64_up600(a) / b;
+            r = npvk_f64_below(a, 400) ? npvk_f64_down600(qs) : q;
         } else if (ex - ey > 60) {
             r = NPVK_F64_PI_HI;
         } else {
             // scale both by one power of 2 into a safe range for the ratio
-            double s = 1.0LF;
-            if (max(ey, ex) > 1923)
-                s = npvk_f64_pow2i(-600);
-            else if (max(ey, ex) < 123)
-                s = npvk_f64_pow2i(600);
-            precise double as = a * s;
-            precise double bs = b * s;
+            double as = a, bs = b;
+            if (max(ey, ex) > 1923) {
+                precise double sa = a * npvk_f64_pow2i(-600);
+                precise double sb = b * npvk_f64_pow2i(-600);
+                as = sa;
+                bs = sb;
+            } else if (max(ey, ex) < 123) {
+                as = npvk_f64_up600(a);
+                bs = npvk_f64_up600(b);
+            }
             npvk_f64x2 t = npvk_f64_atan_ratio(npvk_f64_dd(as, 0.0LF), npvk_f64_dd(bs, 0.0LF));
             if (xneg)
                 t = npvk_f64_pi_minus(t);

@@ -135,6 +135,7 @@ struct Result {
     size_t nExact = 0;
     double maxExact = -1.0, ex = 0.0, ey = 0.0;
     double tol = 0.0, exactTol = 0.0;
+    bool vsCr = false;  // compared with the correctly rounded result, not glibc
     bool pass() const { return nbad == 0 && maxExact <= exactTol; }
 };
 
@@ -593,6 +594,7 @@ void runExt(const ExtFn& f, const std::string& set, const std::vector<double>& x
     r.n = n;
     r.tol = f.tol;
     r.exactTol = f.tol;
+    r.vsCr = true;
     for (size_t i = 0; i < n; ++i) {
         __float128 q = f.arity == 1 ? f.q1((__float128)xs[i]) : f.q2((__float128)xs[i], (__float128)ys[i]);
         double cr = (double)q;
@@ -611,6 +613,9 @@ void runExt(const ExtFn& f, const std::string& set, const std::vector<double>& x
         if (d >= kFail && cr == 0.0 && ours[i] == 0.0 && f.arity == 2 &&
             (std::fpclassify(xs[i]) == FP_SUBNORMAL || std::fpclassify(ys[i]) == FP_SUBNORMAL))
             d = 1.0;
+        // --ftz stands in for a driver that flushes float64 subnormals: a result below DBL_MIN
+        // that comes from arithmetic on subnormal-sized terms (logaddexp's sum) is not checked.
+        if (gFtz && std::fabs(cr) < DBL_MIN && std::fabs(ours[i]) < DBL_MIN) d = 0;
         if (d > 0) r.ndiff++;
         if (d > f.tol) r.nbad++;
         if (d > r.maxUlp) {
@@ -737,6 +742,14 @@ void testExt(Rng& rng, double scale)
                 add(a, rng.bitsExp(1023 - 60, 1023 + 60, true));
             }
             flush("|x|, |y| in [2^-60, 2^60]");
+            if (nm == "logaddexp" || nm == "logaddexp2") {
+                for (size_t i = 0; i < n; ++i) {
+                    double y = rng.uni(-700, -46);
+                    double e = nm == "logaddexp" ? std::exp(y) : std::exp2(y);
+                    add(-e * rng.uni(0.5, 1.5), y);  // x + log1p(e^(y - x)) cancels
+                }
+                flush("tiny x = -e^y: the sum cancels");
+            }
             continue;
         }
         for (double v : sp) add(v, 0);
@@ -821,29 +834,29 @@ int main(int argc, char** argv)
                 gFtz ? ", FTZ+DAZ on for npvk_*" : "", seed, scale);
     size_t passed = 0, failed = 0, points = 0;
     std::string lastFn;
-    struct Summary { std::string fn; double maxUlp; double maxExact; size_t n; double tol, exactTol; };
+    struct Summary { std::string fn; double maxUlp; double maxExact; size_t n; double tol, exactTol; bool vsCr; };
     std::vector<Summary> sums;
     for (const Result& r : gResults) {
         points += r.n;
         if (r.pass()) passed++; else failed++;
-        if (sums.empty() || sums.back().fn != r.fn) sums.push_back({r.fn, 0.0, -1.0, 0, r.tol, r.exactTol});
+        if (sums.empty() || sums.back().fn != r.fn) sums.push_back({r.fn, 0.0, -1.0, 0, r.tol, r.exactTol, r.vsCr});
         Summary& s = sums.back();
         s.maxUlp = std::max(s.maxUlp, r.maxUlp);
         s.maxExact = std::max(s.maxExact, r.maxExact);
         s.n += r.n;
         if (!gQuiet || !r.pass()) {
-            std::printf("%-4s %-9s %-36s n=%-8zu ulp-vs-glibc max=%-5s differ=%-7zu", r.pass() ? "ok" : "FAIL",
-                        r.fn.c_str(), r.set.c_str(), r.n,
+            std::printf("%-4s %-9s %-36s n=%-8zu ulp-vs-%s max=%-5s differ=%-7zu", r.pass() ? "ok" : "FAIL",
+                        r.fn.c_str(), r.set.c_str(), r.n, r.vsCr ? "CR" : "glibc",
                         r.maxUlp >= kFail ? "BAD" : std::to_string((long long)r.maxUlp).c_str(), r.ndiff);
             if (r.maxExact >= 0) std::printf(" err-vs-exact max=%.3f (n=%zu)", r.maxExact, r.nExact);
             std::printf("\n");
             if (r.maxUlp > 0 && (!r.pass() || !gQuiet))
-                std::printf("       worst: x=%a y=%a ours=%a glibc=%a\n", r.wx, r.wy, r.wOurs, r.wRef);
+                std::printf("       worst: x=%a y=%a ours=%a %s=%a\n", r.wx, r.wy, r.wOurs, r.vsCr ? "CR" : "glibc", r.wRef);
         }
     }
     std::printf("\nSummary (%zu points, %.1f s):\n", points, secs);
     for (const Summary& s : sums) {
-        std::printf("  %-9s max ulp vs glibc = %s (tolerance %g)", s.fn.c_str(),
+        std::printf("  %-10s n=%-8zu max ulp vs %s = %s (tolerance %g)", s.fn.c_str(), s.n, s.vsCr ? "CR" : "glibc",
                     s.maxUlp >= kFail ? "BAD" : std::to_string((long long)s.maxUlp).c_str(), s.tol);
         if (s.maxExact >= 0)
             std::printf(", max error vs exact = %.3f ulp (gate %g)", s.maxExact, s.exactTol);
