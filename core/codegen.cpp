@@ -155,6 +155,12 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
              (f32 ? " * uintBitsToFloat(0x42652ee0u))" : " * uint64BitsToDouble(0x404ca5dc1a63c1f8ul))");
     case NPVK_OP_NEXTAFTER: return call("npvk_nextafter", 2);
     case NPVK_OP_SPACING: return call("npvk_spacing", 1);
+    case NPVK_OP_LDEXP: {
+      // C's int exponent: NumPy clamps an int64 one to INT_MIN..INT_MAX; anything past
+      // +-4000 already gives 0 or inf.
+      const std::string e = dtype_info(s.operands[1].dtype).glsl_compute;
+      return "npvk_ldexp(" + a[0] + ", int(clamp(" + a[1] + ", " + e + "(-4000), " + e + "(4000))))";
+    }
     case NPVK_OP_GCD: return call("npvk_gcd", 2);
     case NPVK_OP_LCM: return call("npvk_lcm", 2);
     case NPVK_OP_MAXIMUM:

@@ -76,3 +76,35 @@ NPVK_F npvk_spacing(NPVK_F x) {
   NPVK_U ulp = e <= m ? (NPVK_U(1) << max(e - 1, 0)) : (NPVK_U(e - m) << m);
   return NPVK_FROM_BITS(sign | ulp);
 }
+
+// C's ldexp(x, n) on the bits, |n| <= 4000: exact, with one round-half-even
+// for subnormal results, so flushing drivers still give them.
+NPVK_F npvk_ldexp(NPVK_F x, int n) {
+  NPVK_U b = NPVK_TO_BITS(x);
+  NPVK_U sign = b & NPVK_SIGN_MASK;
+  NPVK_U mag = b & ~NPVK_SIGN_MASK;
+  if (mag == NPVK_U(0) || mag >= NPVK_EXP_MASK) return x;  // +-0, +-inf, NaN
+  int m = NPVK_MANT_BITS;
+  int bias = int((NPVK_EXP_MASK >> m) >> 1);
+  NPVK_U unit = NPVK_U(1) << m;
+  int e = int(mag >> m);
+  NPVK_U sig = mag & (unit - NPVK_U(1));
+  if (e == 0) {
+    // subnormal: the integer significand converts exactly; its exponent is the top bit
+    int top = int(NPVK_TO_BITS(NPVK_F(sig)) >> m) - bias;
+    sig <<= m - top;
+    e = 1 - (m - top);
+  } else {
+    sig |= unit;
+  }
+  int ne = e + n;  // x * 2^n = sig * 2^(ne - bias - m)
+  if (ne >= 2 * bias + 1) return NPVK_FROM_BITS(sign | NPVK_EXP_MASK);
+  if (ne >= 1) return NPVK_FROM_BITS(sign | (NPVK_U(ne) << m) | (sig & (unit - NPVK_U(1))));
+  int sh = 1 - ne;
+  if (sh > m + 1) return NPVK_FROM_BITS(sign);  // below half the smallest subnormal
+  NPVK_U q = sig >> sh;
+  NPVK_U rest = sig & ((NPVK_U(1) << sh) - NPVK_U(1));
+  NPVK_U halfway = NPVK_U(1) << (sh - 1);
+  if (rest > halfway || (rest == halfway && (q & NPVK_U(1)) != NPVK_U(0))) q += NPVK_U(1);
+  return NPVK_FROM_BITS(sign | q);  // a carry into the exponent field is right too
+}

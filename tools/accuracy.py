@@ -119,7 +119,7 @@ FUNCS = {
     "log2": (1, _domain(_log_at_zero(lambda x: mpmath.log(x, 2)), 0), (0, 10), "one", 1),
     "log10": (1, _domain(_log_at_zero(mpmath.log10), 0), (0, 10), "one", 1),
     "log1p": (1, _domain(lambda x: -mpmath.inf if x == -1 else mpmath.log1p(x), -1), (-1, 10), "zero", 1),
-    "cbrt": (1, mpmath.cbrt, (-100, 100), "zero", 1),
+    "cbrt": (1, lambda x: mpmath.sign(x) * mpmath.cbrt(abs(x)), (-100, 100), "zero", 1),
     "logaddexp": (2, lambda x, y: _mp_logaddexp(x, y, False), (-50, 50), None, 2),
     "logaddexp2": (2, lambda x, y: _mp_logaddexp(x, y, True), (-50, 50), None, 2),
     "exp": (1, mpmath.exp, (-700, 700), "zero", 1),

@@ -75,6 +75,9 @@ std::vector<Loop> BuildTable() {
   for (npvk_op op : {NPVK_OP_LOGADDEXP, NPVK_OP_LOGADDEXP2, NPVK_OP_ARCTAN2, NPVK_OP_HYPOT}) {
     Same(t, op, 2, floats);
   }
+  t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT32, NPVK_INT32, NPVK_FLOAT32}});
+  t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT64, NPVK_INT32, NPVK_FLOAT64}});
+  t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT64, NPVK_INT64, NPVK_FLOAT64}});
   Same(t, NPVK_OP_GCD, 2, iu);
   Same(t, NPVK_OP_LCM, 2, iu);
   for (npvk_op op : {NPVK_OP_MAXIMUM, NPVK_OP_MINIMUM, NPVK_OP_FMAX, NPVK_OP_FMIN}) {
@@ -160,6 +163,7 @@ std::string LoopName(const Loop &loop) {
     return name + "_" + DtypeName(loop.dtypes[0]) + "_to_" + DtypeName(loop.dtypes[1]);
   }
   const npvk_dtype key = loop.op == NPVK_OP_WHERE ? loop.dtypes[1] : loop.dtypes[0];
+  if (loop.op == NPVK_OP_LDEXP) return name + "_" + DtypeName(key) + "_" + DtypeName(loop.dtypes[1]);
   return name + "_" + DtypeName(key);
 }
 

@@ -1,6 +1,7 @@
 // The ufuncs of issue 6 beyond test_ops_math.cpp: sign, heaviside, reciprocal, conjugate,
 // deg2rad/rad2deg, nextafter, spacing, gcd/lcm and float_power, then the float64 math library's
 // transcendental functions against the host's long double libm (docs/accuracy.md).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -262,6 +263,37 @@ std::vector<OpCase> MathExtCases() {
   AddMath(cases, NPVK_OP_LOG10, [](L x, L) { return std::log10(x); }, positive);
   AddMath(cases, NPVK_OP_LOG1P, [](L x, L) { return std::log1p(x); }, near_zero);
   AddMath(cases, NPVK_OP_CBRT, [](L x, L) { return std::cbrt(x); }, wide);
+  // ldexp: float edges and random values against exponents around the range ends, clamped to
+  // int as NumPy does for int64.
+  AddCases(cases, NPVK_OP_LDEXP, [](const Loop &loop, std::mt19937 &rng, auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloat<T>) {
+      return VisitDtype(loop.dtypes[1], [&](auto etag) {
+        using E = typename decltype(etag)::type;
+        if constexpr (std::is_same_v<E, int32_t> || std::is_same_v<E, int64_t>) {
+          std::vector<E> exps = {0, 1, -1, 2, 10, -10, 100, -100, 126, -126, 127, -149, -150, 1023,
+                                 -1022, -1074, -1075, 1024, 2000, -2000,
+                                 std::numeric_limits<E>::max(), std::numeric_limits<E>::min()};
+          std::vector<Bytes> v = BinaryValues<T, E>(rng, EdgeValues<T>(), exps);
+          std::vector<T> a = FromBytes<T>(v[0]);
+          std::vector<E> b = FromBytes<E>(v[1]);
+          for (size_t i = 0; i < kMathSamples; ++i) {
+            a.push_back(static_cast<T>(Spread(rng, -30, 30)));
+            b.push_back(static_cast<E>(static_cast<int>(rng() % 2401) - 1200));
+          }
+          auto ref = [](T x, E n) {
+            const int e = static_cast<int>(std::clamp<E>(n, E(-4000), E(4000)));
+            return static_cast<T>(std::ldexp(x, e));
+          };
+          return OpCase{{}, MakeElementFn<T, T, E>(ref), Exact(), {ToBytes(a), ToBytes(b)}};
+        } else {
+          return OpCase{};
+        }
+      });
+    } else {
+      return OpCase{};
+    }
+  });
   // logaddexp's long double reference loses accuracy where the result cancels, hence 2 ULP.
   AddMath(cases, NPVK_OP_LOGADDEXP, [](L x, L y) { return LogAddExpL(x, y, false); }, pairs, 2);
   AddMath(cases, NPVK_OP_LOGADDEXP2, [](L x, L y) { return LogAddExpL(x, y, true); }, pairs, 2);
