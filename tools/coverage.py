@@ -2,12 +2,13 @@
 """Write docs/coverage.md: for every NumPy ufunc and dtype, does npvk run it on the device?
 
 For each ufunc in NumPy's namespace and each dtype among bool, int8-int64,
-uint8-uint64, float16, float32, float64, complex64 and complex128, the first
-NumPy loop whose inputs have that dtype is looked up in npvk's op table
+uint8-uint64, float16, float32, float64, complex64 and complex128, the NumPy
+loops whose first input has that dtype are looked up in npvk's op table
 (npvk_op_get_info, by NumPy name; radians/degrees are deg2rad/rad2deg's
 loops, and NumPy 1.24 names true_divide's ufunc divide) and asked of npvk_op_supported on the default device:
 
-    device    npvk has this loop (npvk.enable() replaces NumPy's with it)
+    device    npvk has these loops (npvk.enable() replaces NumPy's with them)
+    partial   npvk has some of them
     fallback  NumPy has the loop, npvk does not: NumPy's own loop runs
     (blank)   NumPy has no loop for this dtype
 
@@ -27,6 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # npvk_dtype codes (capi/include/npvk/npvk.h) by NumPy type character.
 NPVK_DTYPE = {"?": 0, "b": 1, "h": 2, "i": 3, "l": 4, "q": 4, "B": 5, "H": 6, "I": 7, "L": 8,
               "Q": 8, "e": 9, "f": 10, "d": 11}
+NUMERIC = set("?bBhHiIlLqQefdgFDG")
 COLUMNS = [("bool", "?"), ("int8", "b"), ("int16", "h"), ("int32", "i"), ("int64", "l"),
            ("uint8", "B"), ("uint16", "H"), ("uint32", "I"), ("uint64", "L"), ("float16", "e"),
            ("float32", "f"), ("float64", "d"), ("complex64", "F"), ("complex128", "D")]
@@ -65,6 +67,15 @@ def op_table(lib):
     return ops
 
 
+def supported(lib, ctx, op, sig):
+    codes = [NPVK_DTYPE.get(c) for c in sig.replace("->", "")]
+    if op is None or None in codes:
+        return False
+    ok = ctypes.c_int(0)
+    arr = (ctypes.c_int * len(codes))(*codes)
+    return lib.npvk_op_supported(ctx, op, arr, len(codes), ctypes.byref(ok)) == 0 and ok.value == 1
+
+
 def coverage(lib, ctx):
     ops = op_table(lib)
     ufuncs = sorted(n for n in dir(np) if isinstance(getattr(np, n), np.ufunc))
@@ -78,18 +89,14 @@ def coverage(lib, ctx):
         op = ops.get(ALIASES.get(uf.__name__, uf.__name__))
         cells = []
         for _, ch in COLUMNS:
-            sig = next((t for t in uf.types if t.split("->")[0][0] == ch), None)
-            if sig is None:
+            # numeric loops only (not multiply's 'dm->m' on timedeltas, say)
+            sigs = [t for t in dict.fromkeys(uf.types)
+                    if t.split("->")[0][0] == ch and set(t.replace("->", "")) <= NUMERIC]
+            if not sigs:
                 cells.append("")
                 continue
-            chars = sig.replace("->", "")
-            codes = [NPVK_DTYPE.get(c) for c in chars]
-            ok = ctypes.c_int(0)
-            if op is not None and None not in codes:
-                arr = (ctypes.c_int * len(codes))(*codes)
-                if lib.npvk_op_supported(ctx, op, arr, len(codes), ctypes.byref(ok)) != 0:
-                    ok.value = 0
-            cells.append("device" if ok.value else "fallback")
+            ok = [supported(lib, ctx, op, t) for t in sigs]
+            cells.append("device" if all(ok) else "partial" if any(ok) else "fallback")
         rows.append((uf.__name__ if uf.__name__ == name else f"{name} ({uf.__name__})", cells))
     return rows
 
@@ -99,9 +106,9 @@ def markdown(rows):
     out = [head, "|---" * (len(COLUMNS) + 1) + "|"]
     for name, cells in rows:
         out.append(f"| {name} | " + " | ".join(cells) + " |")
-    dev = sum(c == "device" for _, cs in rows for c in cs)
-    fb = sum(c == "fallback" for _, cs in rows for c in cs)
-    return "\n".join(out) + f"\n\n{dev} loops on the device, {fb} on NumPy's path.\n"
+    count = {k: sum(c == k for _, cs in rows for c in cs) for k in ("device", "partial", "fallback")}
+    return ("\n".join(out) + f"\n\n(ufunc, dtype) pairs: {count['device']} on the device, "
+            f"{count['partial']} partly, {count['fallback']} on NumPy's path.\n")
 
 
 def main():
