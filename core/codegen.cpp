@@ -149,17 +149,20 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     // float(float(pi) / 180), float64's double(pi / 180).
     case NPVK_OP_DEG2RAD:
       return "(" + a[0] +
-             (f32 ? " * uintBitsToFloat(0x3c8efa35u))" : " * uint64BitsToDouble(0x3f91df46a2529d39ul))");
+             (f32 ? " * uintBitsToFloat(0x3c8efa35u))"
+                  : " * uint64BitsToDouble(0x3f91df46a2529d39ul))");
     case NPVK_OP_RAD2DEG:
       return "(" + a[0] +
-             (f32 ? " * uintBitsToFloat(0x42652ee0u))" : " * uint64BitsToDouble(0x404ca5dc1a63c1f8ul))");
+             (f32 ? " * uintBitsToFloat(0x42652ee0u))"
+                  : " * uint64BitsToDouble(0x404ca5dc1a63c1f8ul))");
     case NPVK_OP_NEXTAFTER: return call("npvk_nextafter", 2);
     case NPVK_OP_SPACING: return call("npvk_spacing", 1);
     case NPVK_OP_LDEXP: {
       // C's int exponent: NumPy clamps an int64 one to INT_MIN..INT_MAX; anything past
       // +-4000 already gives 0 or inf.
       const std::string e = dtype_info(s.operands[1].dtype).glsl_compute;
-      return "npvk_ldexp(" + a[0] + ", int(clamp(" + a[1] + ", " + e + "(-4000), " + e + "(4000))))";
+      return "npvk_ldexp(" + a[0] + ", int(clamp(" + a[1] + ", " + e + "(-4000), " + e +
+             "(4000))))";
     }
     case NPVK_OP_GCD: return call("npvk_gcd", 2);
     case NPVK_OP_LCM: return call("npvk_lcm", 2);
@@ -203,7 +206,8 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     case NPVK_OP_CAST:
       return cast_expr(t, dtype_info(s.operands[1].dtype), a[0]);
     default:
-      if (const char *fn = f ? math_f64_function(s.op) : nullptr) return math(fn, op_info(s.op).nin);
+      if (const char *fn = f ? math_f64_function(s.op) : nullptr)
+        return math(fn, op_info(s.op).nin);
       fail(NPVK_ERR_UNSUPPORTED, std::string("no kernel for ") + op_info(s.op).name);
   }
 }

@@ -153,7 +153,8 @@ bool op_has_loop(const OpInfo &info, const npvk_dtype *d, uint32_t count, const 
       return true;
     case LoopRule::Ldexp:
       if (!(kind_bit(d[0]) & info.kinds)) return no("no loop for this dtype");
-      if (d[1] != NPVK_INT32 && d[1] != NPVK_INT64) return no("the exponent must be int32 or int64");
+      if (d[1] != NPVK_INT32 && d[1] != NPVK_INT64)
+        return no("the exponent must be int32 or int64");
       // The kernel's floating-point error checks read every input as the loop's float type,
       // and GLSL converts no int64 to float implicitly (int32 to float, and int64 to double,
       // it does).

@@ -65,11 +65,10 @@ std::vector<Loop> BuildTable() {
   Same(t, NPVK_OP_FLOAT_POWER, 2, floats);
   for (npvk_op op : {NPVK_OP_DEG2RAD, NPVK_OP_RAD2DEG, NPVK_OP_SPACING}) Same(t, op, 1, floats);
   Same(t, NPVK_OP_NEXTAFTER, 2, floats);
-  for (npvk_op op :
-       {NPVK_OP_CBRT, NPVK_OP_EXP2, NPVK_OP_EXPM1, NPVK_OP_LOG2, NPVK_OP_LOG10, NPVK_OP_LOG1P,
-        NPVK_OP_SIN, NPVK_OP_COS, NPVK_OP_TAN, NPVK_OP_ARCSIN, NPVK_OP_ARCCOS, NPVK_OP_ARCTAN,
-        NPVK_OP_SINH, NPVK_OP_COSH, NPVK_OP_TANH, NPVK_OP_ARCSINH, NPVK_OP_ARCCOSH,
-        NPVK_OP_ARCTANH}) {
+  for (npvk_op op : {NPVK_OP_CBRT, NPVK_OP_EXP2, NPVK_OP_EXPM1, NPVK_OP_LOG2, NPVK_OP_LOG10,
+                     NPVK_OP_LOG1P, NPVK_OP_SIN, NPVK_OP_COS, NPVK_OP_TAN, NPVK_OP_ARCSIN,
+                     NPVK_OP_ARCCOS, NPVK_OP_ARCTAN, NPVK_OP_SINH, NPVK_OP_COSH, NPVK_OP_TANH,
+                     NPVK_OP_ARCSINH, NPVK_OP_ARCCOSH, NPVK_OP_ARCTANH}) {
     Same(t, op, 1, floats);
   }
   for (npvk_op op : {NPVK_OP_LOGADDEXP, NPVK_OP_LOGADDEXP2, NPVK_OP_ARCTAN2, NPVK_OP_HYPOT}) {
@@ -163,7 +162,8 @@ std::string LoopName(const Loop &loop) {
     return name + "_" + DtypeName(loop.dtypes[0]) + "_to_" + DtypeName(loop.dtypes[1]);
   }
   const npvk_dtype key = loop.op == NPVK_OP_WHERE ? loop.dtypes[1] : loop.dtypes[0];
-  if (loop.op == NPVK_OP_LDEXP) return name + "_" + DtypeName(key) + "_" + DtypeName(loop.dtypes[1]);
+  if (loop.op == NPVK_OP_LDEXP)
+    return name + "_" + DtypeName(key) + "_" + DtypeName(loop.dtypes[1]);
   return name + "_" + DtypeName(key);
 }
 

@@ -180,16 +180,22 @@ std::vector<OpCase> MathCases() {
   AddFloatUnary(cases, NPVK_OP_TRUNC, Exact(), [](auto x) { return decltype(x)(std::trunc(x)); });
   // bool and integer loops too: never NaN or infinite.
   AddFloatUnary(cases, NPVK_OP_ISNAN, Exact(), [](auto x) {
-    if constexpr (kIsFloat<decltype(x)>) return bool(std::isnan(x));
-    else return false;
+    if constexpr (kIsFloat<decltype(x)>)
+      return bool(std::isnan(x));
+    else
+      return false;
   });
   AddFloatUnary(cases, NPVK_OP_ISINF, Exact(), [](auto x) {
-    if constexpr (kIsFloat<decltype(x)>) return bool(std::isinf(x));
-    else return false;
+    if constexpr (kIsFloat<decltype(x)>)
+      return bool(std::isinf(x));
+    else
+      return false;
   });
   AddFloatUnary(cases, NPVK_OP_ISFINITE, Exact(), [](auto x) {
-    if constexpr (kIsFloat<decltype(x)>) return bool(std::isfinite(x));
-    else return true;
+    if constexpr (kIsFloat<decltype(x)>)
+      return bool(std::isfinite(x));
+    else
+      return true;
   });
   AddFloatUnary(cases, NPVK_OP_SIGNBIT, Exact(), [](auto x) { return bool(std::signbit(x)); });
   AddCases(cases, NPVK_OP_COPYSIGN, [](const Loop &, std::mt19937 &rng, auto tag) {

@@ -50,8 +50,10 @@ T Spacing(T x) {
 template <class T>
 auto Magnitude(T a) {
   using U = WrapType<T>;
-  if constexpr (std::is_signed_v<T>) return a < 0 ? U(U(0) - U(a)) : U(a);
-  else return U(a);
+  if constexpr (std::is_signed_v<T>)
+    return a < 0 ? U(U(0) - U(a)) : U(a);
+  else
+    return U(a);
 }
 template <class U>
 U GcdUnsigned(U a, U b) {
@@ -109,12 +111,13 @@ void AddBinary(std::vector<OpCase> &cases, npvk_op op, Tolerance tol, F fn) {
     if constexpr (std::is_same_v<T, bool>) {
       return OpCase{};
     } else {
-      return OpCase{{}, MakeElementFn<T, T, T>([fn](T a, T b) { return fn(a, b); }), tol,
+      return OpCase{{},
+                    MakeElementFn<T, T, T>([fn](T a, T b) { return fn(a, b); }),
+                    tol,
                     BinaryValues<T>(rng)};
     }
   });
 }
-
 
 // The float64 math library (docs/accuracy.md): float64 within 1 ULP of the correctly rounded
 // result, measured against the host's long double libm rounded once (itself within ~0.5 ULP);
@@ -156,14 +159,18 @@ OpCase MathCase(Ref ref, uint32_t ulps64, std::mt19937 &rng, Gen gen, int nin) {
   }
   const Tolerance tol = Ulps(f32 ? 1 : ulps64);
   if (nin == 1) {
-    return OpCase{{}, MakeElementFn<T, T>([ref](T x) { return static_cast<T>(ref((long double)x, 0.0L)); }),
-                  tol, {ToBytes(a)}};
+    return OpCase{
+        {},
+        MakeElementFn<T, T>([ref](T x) { return static_cast<T>(ref((long double)x, 0.0L)); }),
+        tol,
+        {ToBytes(a)}};
   }
   return OpCase{{},
                 MakeElementFn<T, T, T>([ref](T x, T y) {
                   return static_cast<T>(ref((long double)x, (long double)y));
                 }),
-                tol, {ToBytes(a), ToBytes(b)}};
+                tol,
+                {ToBytes(a), ToBytes(b)}};
 }
 
 template <class Ref>
@@ -171,8 +178,10 @@ void AddMath(std::vector<OpCase> &cases, npvk_op op, Ref ref, Gen gen, uint32_t 
   const int nin = static_cast<int>(Signature(op).nin);
   AddCases(cases, op, [&](const Loop &, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (kIsFloat<T>) return MathCase<T>(ref, ulps64, rng, gen, nin);
-    else return OpCase{};
+    if constexpr (kIsFloat<T>)
+      return MathCase<T>(ref, ulps64, rng, gen, nin);
+    else
+      return OpCase{};
   });
 }
 
@@ -184,85 +193,132 @@ std::vector<OpCase> MathExtCases() {
   AddUnary(cases, NPVK_OP_CONJUGATE, Exact(), [](auto x) { return x; });
   AddUnary(cases, NPVK_OP_RECIPROCAL, Exact(), [](auto x) { return Reciprocal(x); });
   AddUnary(cases, NPVK_OP_DEG2RAD, Exact(), [](auto x) {
-    if constexpr (kIsFloat<decltype(x)>) return Deg2Rad(x);
-    else return x;
+    if constexpr (kIsFloat<decltype(x)>)
+      return Deg2Rad(x);
+    else
+      return x;
   });
   AddUnary(cases, NPVK_OP_RAD2DEG, Exact(), [](auto x) {
-    if constexpr (kIsFloat<decltype(x)>) return Rad2Deg(x);
-    else return x;
+    if constexpr (kIsFloat<decltype(x)>)
+      return Rad2Deg(x);
+    else
+      return x;
   });
   AddUnary(cases, NPVK_OP_SPACING, Exact(), [](auto x) {
-    if constexpr (kIsFloat<decltype(x)>) return Spacing(x);
-    else return x;
+    if constexpr (kIsFloat<decltype(x)>)
+      return Spacing(x);
+    else
+      return x;
   });
   AddBinary(cases, NPVK_OP_HEAVISIDE, Exact(), [](auto x, auto h) {
-    if constexpr (kIsFloat<decltype(x)>) return Heaviside(x, h);
-    else return x;
+    if constexpr (kIsFloat<decltype(x)>)
+      return Heaviside(x, h);
+    else
+      return x;
   });
   AddBinary(cases, NPVK_OP_NEXTAFTER, Exact(), [](auto x, auto y) {
-    if constexpr (kIsFloat<decltype(x)>) return decltype(x)(std::nextafter(x, y));
-    else return x;
+    if constexpr (kIsFloat<decltype(x)>)
+      return decltype(x)(std::nextafter(x, y));
+    else
+      return x;
   });
   AddBinary(cases, NPVK_OP_GCD, Exact(), [](auto a, auto b) {
-    if constexpr (kIsInt<decltype(a)>) return Gcd(a, b);
-    else return a;
+    if constexpr (kIsInt<decltype(a)>)
+      return Gcd(a, b);
+    else
+      return a;
   });
   AddBinary(cases, NPVK_OP_LCM, Exact(), [](auto a, auto b) {
-    if constexpr (kIsInt<decltype(a)>) return Lcm(a, b);
-    else return a;
+    if constexpr (kIsInt<decltype(a)>)
+      return Lcm(a, b);
+    else
+      return a;
   });
   // float_power computes in float64 (NumPy has only its float64 loop; the float32 one rounds
   // the float64 result once), with power's 2-ULP bound.
-  AddBinary(cases, NPVK_OP_FLOAT_POWER, Ulps(2), [](auto a, auto b) {
-    return decltype(a)(std::pow(double(a), double(b)));
-  });
+  AddBinary(cases, NPVK_OP_FLOAT_POWER, Ulps(2),
+            [](auto a, auto b) { return decltype(a)(std::pow(double(a), double(b))); });
   using L = long double;
   // Input generators: each op's interesting range, and magnitudes across the exponent range.
   Gen trig = [](std::mt19937 &rng, bool) {
     switch (rng() % 4) {
-      case 0: return Uniform(rng, -10, 10);
-      case 1: return Spread(rng, -30, 72);  // up to ~1e22: both argument reductions
-      case 2: return std::round(Uniform(rng, -1e6, 1e6)) * 1.5707963267948966;  // near k pi/2
-      default: return Uniform(rng, -2e6, 2e6);
+      case 0:
+        return Uniform(rng, -10, 10);
+      case 1:
+        return Spread(rng, -30, 72);  // up to ~1e22: both argument reductions
+      case 2:
+        return std::round(Uniform(rng, -1e6, 1e6)) * 1.5707963267948966;  // near k pi/2
+      default:
+        return Uniform(rng, -2e6, 2e6);
     }
   };
   Gen unit = [](std::mt19937 &rng, bool) {
-    return rng() % 3 ? Uniform(rng, -1, 1) : std::copysign(1 - std::ldexp(Uniform(rng, 0, 1), -int(rng() % 50)), Uniform(rng, -1, 1));
+    return rng() % 3 ? Uniform(rng, -1, 1)
+                     : std::copysign(1 - std::ldexp(Uniform(rng, 0, 1), -int(rng() % 50)),
+                                     Uniform(rng, -1, 1));
   };
-  Gen wide = [](std::mt19937 &rng, bool f32) { return Spread(rng, f32 ? -60 : -500, f32 ? 60 : 500); };
-  Gen positive = [](std::mt19937 &rng, bool f32) { return std::fabs(Spread(rng, f32 ? -120 : -1000, f32 ? 120 : 1000)); };
+  Gen wide = [](std::mt19937 &rng, bool f32) {
+    return Spread(rng, f32 ? -60 : -500, f32 ? 60 : 500);
+  };
+  Gen positive = [](std::mt19937 &rng, bool f32) {
+    return std::fabs(Spread(rng, f32 ? -120 : -1000, f32 ? 120 : 1000));
+  };
   Gen above_one = [](std::mt19937 &rng, bool) { return 1 + std::fabs(Spread(rng, -50, 30)); };
   Gen near_zero = [](std::mt19937 &rng, bool) {
     return rng() % 2 ? Uniform(rng, -1, 1) * 0.999 : Spread(rng, -60, 4);
   };
-  Gen exp_range = [](std::mt19937 &rng, bool f32) { return Uniform(rng, -1, 1) * (f32 ? 87 : 700); };
+  Gen exp_range = [](std::mt19937 &rng, bool f32) {
+    return Uniform(rng, -1, 1) * (f32 ? 87 : 700);
+  };
   Gen exp2_range = [](std::mt19937 &rng, bool f32) {
     return f32 ? Uniform(rng, -125, 127) : Uniform(rng, -1074, 1023);
   };
-  Gen moderate = [](std::mt19937 &rng, bool) { return rng() % 2 ? Uniform(rng, -20, 20) : Spread(rng, -40, 5); };
+  Gen moderate = [](std::mt19937 &rng, bool) {
+    return rng() % 2 ? Uniform(rng, -20, 20) : Spread(rng, -40, 5);
+  };
   Gen pairs = [](std::mt19937 &rng, bool f32) {
     return rng() % 2 ? Uniform(rng, -100, 100) : Spread(rng, f32 ? -60 : -300, f32 ? 60 : 300);
   };
-  AddMath(cases, NPVK_OP_SIN, [](L x, L) { return std::sin(x); }, trig);
-  AddMath(cases, NPVK_OP_COS, [](L x, L) { return std::cos(x); }, trig);
-  AddMath(cases, NPVK_OP_TAN, [](L x, L) { return std::tan(x); }, trig);
-  AddMath(cases, NPVK_OP_ARCSIN, [](L x, L) { return std::asin(x); }, unit);
-  AddMath(cases, NPVK_OP_ARCCOS, [](L x, L) { return std::acos(x); }, unit);
-  AddMath(cases, NPVK_OP_ARCTAN, [](L x, L) { return std::atan(x); }, wide);
-  AddMath(cases, NPVK_OP_ARCTAN2, [](L y, L x) { return std::atan2(y, x); }, pairs);
-  AddMath(cases, NPVK_OP_HYPOT, [](L x, L y) { return std::hypot(x, y); }, pairs);
-  AddMath(cases, NPVK_OP_SINH, [](L x, L) { return std::sinh(x); }, exp_range);
-  AddMath(cases, NPVK_OP_COSH, [](L x, L) { return std::cosh(x); }, exp_range);
-  AddMath(cases, NPVK_OP_TANH, [](L x, L) { return std::tanh(x); }, moderate);
-  AddMath(cases, NPVK_OP_ARCSINH, [](L x, L) { return std::asinh(x); }, wide);
-  AddMath(cases, NPVK_OP_ARCCOSH, [](L x, L) { return std::acosh(x); }, above_one);
-  AddMath(cases, NPVK_OP_ARCTANH, [](L x, L) { return std::atanh(x); }, unit);
-  AddMath(cases, NPVK_OP_EXP2, [](L x, L) { return std::exp2(x); }, exp2_range);
-  AddMath(cases, NPVK_OP_EXPM1, [](L x, L) { return std::expm1(x); }, moderate);
-  AddMath(cases, NPVK_OP_LOG2, [](L x, L) { return std::log2(x); }, positive);
-  AddMath(cases, NPVK_OP_LOG10, [](L x, L) { return std::log10(x); }, positive);
-  AddMath(cases, NPVK_OP_LOG1P, [](L x, L) { return std::log1p(x); }, near_zero);
-  AddMath(cases, NPVK_OP_CBRT, [](L x, L) { return std::cbrt(x); }, wide);
+  AddMath(
+      cases, NPVK_OP_SIN, [](L x, L) { return std::sin(x); }, trig);
+  AddMath(
+      cases, NPVK_OP_COS, [](L x, L) { return std::cos(x); }, trig);
+  AddMath(
+      cases, NPVK_OP_TAN, [](L x, L) { return std::tan(x); }, trig);
+  AddMath(
+      cases, NPVK_OP_ARCSIN, [](L x, L) { return std::asin(x); }, unit);
+  AddMath(
+      cases, NPVK_OP_ARCCOS, [](L x, L) { return std::acos(x); }, unit);
+  AddMath(
+      cases, NPVK_OP_ARCTAN, [](L x, L) { return std::atan(x); }, wide);
+  AddMath(
+      cases, NPVK_OP_ARCTAN2, [](L y, L x) { return std::atan2(y, x); }, pairs);
+  AddMath(
+      cases, NPVK_OP_HYPOT, [](L x, L y) { return std::hypot(x, y); }, pairs);
+  AddMath(
+      cases, NPVK_OP_SINH, [](L x, L) { return std::sinh(x); }, exp_range);
+  AddMath(
+      cases, NPVK_OP_COSH, [](L x, L) { return std::cosh(x); }, exp_range);
+  AddMath(
+      cases, NPVK_OP_TANH, [](L x, L) { return std::tanh(x); }, moderate);
+  AddMath(
+      cases, NPVK_OP_ARCSINH, [](L x, L) { return std::asinh(x); }, wide);
+  AddMath(
+      cases, NPVK_OP_ARCCOSH, [](L x, L) { return std::acosh(x); }, above_one);
+  AddMath(
+      cases, NPVK_OP_ARCTANH, [](L x, L) { return std::atanh(x); }, unit);
+  AddMath(
+      cases, NPVK_OP_EXP2, [](L x, L) { return std::exp2(x); }, exp2_range);
+  AddMath(
+      cases, NPVK_OP_EXPM1, [](L x, L) { return std::expm1(x); }, moderate);
+  AddMath(
+      cases, NPVK_OP_LOG2, [](L x, L) { return std::log2(x); }, positive);
+  AddMath(
+      cases, NPVK_OP_LOG10, [](L x, L) { return std::log10(x); }, positive);
+  AddMath(
+      cases, NPVK_OP_LOG1P, [](L x, L) { return std::log1p(x); }, near_zero);
+  AddMath(
+      cases, NPVK_OP_CBRT, [](L x, L) { return std::cbrt(x); }, wide);
   // ldexp: float edges and random values against exponents around the range ends, clamped to
   // int as NumPy does for int64.
   AddCases(cases, NPVK_OP_LDEXP, [](const Loop &loop, std::mt19937 &rng, auto tag) {
@@ -271,9 +327,28 @@ std::vector<OpCase> MathExtCases() {
       return VisitDtype(loop.dtypes[1], [&](auto etag) {
         using E = typename decltype(etag)::type;
         if constexpr (std::is_same_v<E, int32_t> || std::is_same_v<E, int64_t>) {
-          std::vector<E> exps = {0, 1, -1, 2, 10, -10, 100, -100, 126, -126, 127, -149, -150, 1023,
-                                 -1022, -1074, -1075, 1024, 2000, -2000,
-                                 std::numeric_limits<E>::max(), std::numeric_limits<E>::min()};
+          std::vector<E> exps = {0,
+                                 1,
+                                 -1,
+                                 2,
+                                 10,
+                                 -10,
+                                 100,
+                                 -100,
+                                 126,
+                                 -126,
+                                 127,
+                                 -149,
+                                 -150,
+                                 1023,
+                                 -1022,
+                                 -1074,
+                                 -1075,
+                                 1024,
+                                 2000,
+                                 -2000,
+                                 std::numeric_limits<E>::max(),
+                                 std::numeric_limits<E>::min()};
           std::vector<Bytes> v = BinaryValues<T, E>(rng, EdgeValues<T>(), exps);
           std::vector<T> a = FromBytes<T>(v[0]);
           std::vector<E> b = FromBytes<E>(v[1]);
@@ -295,11 +370,12 @@ std::vector<OpCase> MathExtCases() {
     }
   });
   // logaddexp's long double reference loses accuracy where the result cancels, hence 2 ULP.
-  AddMath(cases, NPVK_OP_LOGADDEXP, [](L x, L y) { return LogAddExpL(x, y, false); }, pairs, 2);
-  AddMath(cases, NPVK_OP_LOGADDEXP2, [](L x, L y) { return LogAddExpL(x, y, true); }, pairs, 2);
+  AddMath(
+      cases, NPVK_OP_LOGADDEXP, [](L x, L y) { return LogAddExpL(x, y, false); }, pairs, 2);
+  AddMath(
+      cases, NPVK_OP_LOGADDEXP2, [](L x, L y) { return LogAddExpL(x, y, true); }, pairs, 2);
   return cases;
 }
-
 
 INSTANTIATE_TEST_SUITE_P(MathExt, OpCaseTest, ::testing::ValuesIn(MathExtCases()), OpCaseName);
 
