@@ -23,18 +23,49 @@ std::string shader_text(const char *name) {
 // The compute type an op's loop works in, which is its first input's.
 const DtypeInfo &loop_type(const KernelSpec &s) { return dtype_info(s.operands[0].dtype); }
 
+// The float64 math function an op's float loops call (float32 computes in
+// float64 and rounds once), or null.
+const char *math_f64_function(npvk_op op) {
+  switch (op) {
+    case NPVK_OP_EXP: return "npvk_exp_f64";
+    case NPVK_OP_LOG: return "npvk_log_f64";
+    case NPVK_OP_POWER:
+    case NPVK_OP_FLOAT_POWER: return "npvk_pow_f64";
+    case NPVK_OP_EXP2: return "npvk_exp2_f64";
+    case NPVK_OP_EXPM1: return "npvk_expm1_f64";
+    case NPVK_OP_LOG2: return "npvk_log2_f64";
+    case NPVK_OP_LOG10: return "npvk_log10_f64";
+    case NPVK_OP_LOG1P: return "npvk_log1p_f64";
+    case NPVK_OP_LOGADDEXP: return "npvk_logaddexp_f64";
+    case NPVK_OP_LOGADDEXP2: return "npvk_logaddexp2_f64";
+    case NPVK_OP_CBRT: return "npvk_cbrt_f64";
+    case NPVK_OP_SIN: return "npvk_sin_f64";
+    case NPVK_OP_COS: return "npvk_cos_f64";
+    case NPVK_OP_TAN: return "npvk_tan_f64";
+    case NPVK_OP_ARCSIN: return "npvk_asin_f64";
+    case NPVK_OP_ARCCOS: return "npvk_acos_f64";
+    case NPVK_OP_ARCTAN: return "npvk_atan_f64";
+    case NPVK_OP_ARCTAN2: return "npvk_atan2_f64";
+    case NPVK_OP_HYPOT: return "npvk_hypot_f64";
+    case NPVK_OP_SINH: return "npvk_sinh_f64";
+    case NPVK_OP_COSH: return "npvk_cosh_f64";
+    case NPVK_OP_TANH: return "npvk_tanh_f64";
+    case NPVK_OP_ARCSINH: return "npvk_asinh_f64";
+    case NPVK_OP_ARCCOSH: return "npvk_acosh_f64";
+    case NPVK_OP_ARCTANH: return "npvk_atanh_f64";
+    default: return nullptr;
+  }
+}
+
 bool uses_math_f64(const KernelSpec &s) {
   if (!is_float(s.operands[0].dtype)) return false;
   switch (s.op) {
-    case NPVK_OP_EXP:
-    case NPVK_OP_LOG:
-    case NPVK_OP_POWER:
     case NPVK_OP_FMOD:
     case NPVK_OP_REMAINDER:
     case NPVK_OP_FLOOR_DIVIDE:
       return true;
     default:
-      return false;
+      return math_f64_function(s.op) != nullptr;
   }
 }
 
@@ -108,9 +139,34 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     case NPVK_OP_FABS: return call("npvk_fabs", 1);
     case NPVK_OP_SQUARE: return "(" + a[0] + " * " + a[0] + ")";
     case NPVK_OP_SQRT: return call("sqrt", 1);
-    case NPVK_OP_EXP: return math("npvk_exp_f64", 1);
-    case NPVK_OP_LOG: return math("npvk_log_f64", 1);
     case NPVK_OP_POWER: return f ? math("npvk_pow_f64", 2) : call("npvk_power", 2);
+    case NPVK_OP_CONJUGATE: return a[0];
+    case NPVK_OP_SIGN: return call("npvk_sign", 1);
+    case NPVK_OP_HEAVISIDE: return call("npvk_heaviside", 2);
+    case NPVK_OP_RECIPROCAL:
+      return f ? "(" + std::string(t.glsl_compute) + "(1) / " + a[0] + ")"
+               : call("npvk_reciprocal", 1);
+    // NumPy multiplies by the constant rounded in the loop's type: float32's is
+    // float(float(pi) / 180), float64's double(pi / 180).
+    case NPVK_OP_DEG2RAD:
+      return "(" + a[0] +
+             (f32 ? " * uintBitsToFloat(0x3c8efa35u))"
+                  : " * uint64BitsToDouble(0x3f91df46a2529d39ul))");
+    case NPVK_OP_RAD2DEG:
+      return "(" + a[0] +
+             (f32 ? " * uintBitsToFloat(0x42652ee0u))"
+                  : " * uint64BitsToDouble(0x404ca5dc1a63c1f8ul))");
+    case NPVK_OP_NEXTAFTER: return call("npvk_nextafter", 2);
+    case NPVK_OP_SPACING: return call("npvk_spacing", 1);
+    case NPVK_OP_LDEXP: {
+      // C's int exponent: NumPy clamps an int64 one to INT_MIN..INT_MAX; anything past
+      // +-4000 already gives 0 or inf.
+      const std::string e = dtype_info(s.operands[1].dtype).glsl_compute;
+      return "npvk_ldexp(" + a[0] + ", int(clamp(" + a[1] + ", " + e + "(-4000), " + e +
+             "(4000))))";
+    }
+    case NPVK_OP_GCD: return call("npvk_gcd", 2);
+    case NPVK_OP_LCM: return call("npvk_lcm", 2);
     case NPVK_OP_MAXIMUM:
     case NPVK_OP_FMAX:
       if (b) return bin("||");
@@ -142,14 +198,17 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     case NPVK_OP_TRUNC: return call("trunc", 1);
     case NPVK_OP_RINT: return call("roundEven", 1);
     case NPVK_OP_COPYSIGN: return call("npvk_copysign", 2);
-    case NPVK_OP_ISNAN: return call("npvk_isnan", 1);
-    case NPVK_OP_ISINF: return call("npvk_isinf", 1);
-    case NPVK_OP_ISFINITE: return call("npvk_isfinite", 1);
+    // NumPy's bool and integer loops: never NaN or infinite.
+    case NPVK_OP_ISNAN: return f ? call("npvk_isnan", 1) : "false";
+    case NPVK_OP_ISINF: return f ? call("npvk_isinf", 1) : "false";
+    case NPVK_OP_ISFINITE: return f ? call("npvk_isfinite", 1) : "true";
     case NPVK_OP_SIGNBIT: return call("npvk_signbit", 1);
     case NPVK_OP_WHERE: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
     case NPVK_OP_CAST:
       return cast_expr(t, dtype_info(s.operands[1].dtype), a[0]);
     default:
+      if (const char *fn = f ? math_f64_function(s.op) : nullptr)
+        return math(fn, op_info(s.op).nin);
       fail(NPVK_ERR_UNSUPPORTED, std::string("no kernel for ") + op_info(s.op).name);
   }
 }

@@ -11,11 +11,12 @@ namespace npvk {
 
 // Which operands share a dtype and which dtypes a loop exists for.
 enum class LoopRule {
-  Same,         // every operand has one dtype T, T in the op's kinds
-  ToBool,       // inputs share T in kinds; outputs are bool
-  TrueDivide,   // floats: Same; integers: TT -> float64
-  Where,        // (bool, T, T) -> T for any T
-  Cast,         // any dtype -> any dtype
+  Same,        // every operand has one dtype T, T in the op's kinds
+  ToBool,      // inputs share T in kinds; outputs are bool
+  TrueDivide,  // floats: Same; integers: TT -> float64
+  Where,       // (bool, T, T) -> T for any T
+  Cast,        // any dtype -> any dtype
+  Ldexp,       // (T, int32 or int64) -> T, T in kinds (not float32 with int64)
 };
 
 // Bit set of dtype kinds.

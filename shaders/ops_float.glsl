@@ -20,3 +20,91 @@ NPVK_F npvk_minimum(NPVK_F a, NPVK_F b) { return (a < b || npvk_isnan(a)) ? a : 
 // fmax/fmin: a NaN loses to a number; of equal operands, the second.
 NPVK_F npvk_fmax(NPVK_F a, NPVK_F b) { return (a > b || npvk_isnan(b)) ? a : b; }
 NPVK_F npvk_fmin(NPVK_F a, NPVK_F b) { return (a < b || npvk_isnan(b)) ? a : b; }
+
+// The bit helpers below work on the bit patterns so that subnormal operands
+// and results are exact on drivers that flush float subnormals in arithmetic.
+#define NPVK_MANT_BITS (NPVK_SIGN_MASK == NPVK_U(0x80000000u) ? 23 : 52)
+#define NPVK_QNAN (NPVK_EXP_MASK | ((NPVK_EXP_MASK >> 1) & ~NPVK_EXP_MASK))
+
+// NumPy 1.24: in > 0 ? 1 : in < 0 ? -1 : in == 0 ? 0 : in, so NaN stays NaN
+// and both zeros give +0.
+NPVK_F npvk_sign(NPVK_F x) {
+  NPVK_U b = NPVK_TO_BITS(x);
+  if (npvk_isnan(x)) return x;
+  if ((b & ~NPVK_SIGN_MASK) == NPVK_U(0)) return NPVK_F(0);
+  return (b & NPVK_SIGN_MASK) != NPVK_U(0) ? NPVK_F(-1) : NPVK_F(1);
+}
+
+// NumPy: NaN x stays NaN, 0 (either sign) gives h, otherwise the step.
+NPVK_F npvk_heaviside(NPVK_F x, NPVK_F h) {
+  NPVK_U b = NPVK_TO_BITS(x);
+  if (npvk_isnan(x)) return x;
+  if ((b & ~NPVK_SIGN_MASK) == NPVK_U(0)) return h;
+  return (b & NPVK_SIGN_MASK) != NPVK_U(0) ? NPVK_F(0) : NPVK_F(1);
+}
+
+// A key whose unsigned order is the floats' numeric order (-0 and +0 equal).
+NPVK_U npvk_order_key(NPVK_U b) {
+  NPVK_U mag = b & ~NPVK_SIGN_MASK;
+  return (b & NPVK_SIGN_MASK) != NPVK_U(0) ? NPVK_SIGN_MASK - mag : NPVK_SIGN_MASK + mag;
+}
+
+// C99 nextafter: NaN if either is NaN, y if x == y, else one step toward y.
+NPVK_F npvk_nextafter(NPVK_F x, NPVK_F y) {
+  if (npvk_isnan(x)) return x;
+  if (npvk_isnan(y)) return y;
+  NPVK_U bx = NPVK_TO_BITS(x), by = NPVK_TO_BITS(y);
+  NPVK_U kx = npvk_order_key(bx), ky = npvk_order_key(by);
+  if (kx == ky) return y;
+  if ((bx & ~NPVK_SIGN_MASK) == NPVK_U(0))
+    return NPVK_FROM_BITS((by & NPVK_SIGN_MASK) | NPVK_U(1));  // smallest subnormal toward y
+  // Sign-magnitude bits: +1 moves away from zero, -1 toward it.
+  bool away = (ky > kx) == ((bx & NPVK_SIGN_MASK) == NPVK_U(0));
+  return NPVK_FROM_BITS(away ? bx + NPVK_U(1) : bx - NPVK_U(1));
+}
+
+// NumPy's npy_spacing: NaN for inf and NaN, else nextafter(x, away from 0) - x,
+// which is the ulp of x with x's sign (+ for -0), or inf past the largest.
+NPVK_F npvk_spacing(NPVK_F x) {
+  NPVK_U b = NPVK_TO_BITS(x);
+  NPVK_U mag = b & ~NPVK_SIGN_MASK;
+  if (mag >= NPVK_EXP_MASK) return NPVK_FROM_BITS(NPVK_QNAN);
+  NPVK_U sign = mag == NPVK_U(0) ? NPVK_U(0) : (b & NPVK_SIGN_MASK);
+  if (mag + NPVK_U(1) == NPVK_EXP_MASK) return NPVK_FROM_BITS(sign | NPVK_EXP_MASK);
+  int m = NPVK_MANT_BITS;
+  int e = int(mag >> m);
+  NPVK_U ulp = e <= m ? (NPVK_U(1) << max(e - 1, 0)) : (NPVK_U(e - m) << m);
+  return NPVK_FROM_BITS(sign | ulp);
+}
+
+// C's ldexp(x, n) on the bits, |n| <= 4000: exact, with one round-half-even
+// for subnormal results, so flushing drivers still give them.
+NPVK_F npvk_ldexp(NPVK_F x, int n) {
+  NPVK_U b = NPVK_TO_BITS(x);
+  NPVK_U sign = b & NPVK_SIGN_MASK;
+  NPVK_U mag = b & ~NPVK_SIGN_MASK;
+  if (mag == NPVK_U(0) || mag >= NPVK_EXP_MASK) return x;  // +-0, +-inf, NaN
+  int m = NPVK_MANT_BITS;
+  int bias = int((NPVK_EXP_MASK >> m) >> 1);
+  NPVK_U unit = NPVK_U(1) << m;
+  int e = int(mag >> m);
+  NPVK_U sig = mag & (unit - NPVK_U(1));
+  if (e == 0) {
+    // subnormal: the integer significand converts exactly; its exponent is the top bit
+    int top = int(NPVK_TO_BITS(NPVK_F(sig)) >> m) - bias;
+    sig <<= m - top;
+    e = 1 - (m - top);
+  } else {
+    sig |= unit;
+  }
+  int ne = e + n;  // x * 2^n = sig * 2^(ne - bias - m)
+  if (ne >= 2 * bias + 1) return NPVK_FROM_BITS(sign | NPVK_EXP_MASK);
+  if (ne >= 1) return NPVK_FROM_BITS(sign | (NPVK_U(ne) << m) | (sig & (unit - NPVK_U(1))));
+  int sh = 1 - ne;
+  if (sh > m + 1) return NPVK_FROM_BITS(sign);  // below half the smallest subnormal
+  NPVK_U q = sig >> sh;
+  NPVK_U rest = sig & ((NPVK_U(1) << sh) - NPVK_U(1));
+  NPVK_U halfway = NPVK_U(1) << (sh - 1);
+  if (rest > halfway || (rest == halfway && (q & NPVK_U(1)) != NPVK_U(0))) q += NPVK_U(1);
+  return NPVK_FROM_BITS(sign | q);  // a carry into the exponent field is right too
+}

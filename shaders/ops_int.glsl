@@ -75,3 +75,60 @@ NPVK_T npvk_right_shift(NPVK_T a, NPVK_T b) {
 #endif
   return a >> b;
 }
+
+NPVK_T npvk_sign(NPVK_T a) {
+#if NPVK_SIGNED
+  return a > NPVK_T(0) ? NPVK_T(1) : (a < NPVK_T(0) ? NPVK_T(-1) : NPVK_T(0));
+#else
+  return a > NPVK_T(0) ? NPVK_T(1) : NPVK_T(0);
+#endif
+}
+
+// NumPy's integer reciprocal is C's (T)(1.0 / a): 1 and -1 map to themselves,
+// other nonzero values truncate to 0, and 1 / 0 = inf converts as x86 does
+// (the minimum of the 32- or 64-bit signed compute type, which the store to a
+// narrower dtype truncates to 0; 0 for unsigned types).
+NPVK_T npvk_reciprocal(NPVK_T a) {
+  if (a == NPVK_T(1)) return NPVK_T(1);
+#if NPVK_SIGNED
+  if (a == NPVK_T(-1)) return NPVK_T(-1);
+  if (a == NPVK_T(0)) return NPVK_T(1) << (NPVK_BITS - 1);
+#endif
+  return NPVK_T(0);
+}
+
+// gcd and lcm work on the magnitudes as unsigned numbers, so |MIN| is 2^(bits-1)
+// (NumPy: gcd(MIN, 6) == 2, gcd(MIN, 0) == MIN); lcm wraps like NumPy's
+// a / gcd * b.
+#if NPVK_BITS == 64
+#define NPVK_UT uint64_t
+#else
+#define NPVK_UT uint
+#endif
+NPVK_UT npvk_magnitude(NPVK_T a) {
+#if NPVK_SIGNED
+  return a < NPVK_T(0) ? NPVK_UT(0) - NPVK_UT(a) : NPVK_UT(a);
+#else
+  return NPVK_UT(a);
+#endif
+}
+
+NPVK_UT npvk_gcd_unsigned(NPVK_UT a, NPVK_UT b) {
+  while (a != NPVK_UT(0)) {
+    NPVK_UT c = a;
+    a = b % a;
+    b = c;
+  }
+  return b;
+}
+
+NPVK_T npvk_gcd(NPVK_T a, NPVK_T b) {
+  return NPVK_T(npvk_gcd_unsigned(npvk_magnitude(a), npvk_magnitude(b)));
+}
+
+NPVK_T npvk_lcm(NPVK_T a, NPVK_T b) {
+  NPVK_UT ua = npvk_magnitude(a), ub = npvk_magnitude(b);
+  NPVK_UT g = npvk_gcd_unsigned(ua, ub);
+  return g == NPVK_UT(0) ? NPVK_T(0) : NPVK_T(ua / g * ub);
+}
+#undef NPVK_UT

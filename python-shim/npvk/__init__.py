@@ -50,24 +50,36 @@ def _min_bytes_from_env():
         raise ValueError(f"NPVK_MIN_BYTES must be a number of bytes, not {value!r}") from None
 
 
+# NumPy ufuncs that are separate objects with the same loops as an op.
+_ALIASES = {"deg2rad": ("radians",), "rad2deg": ("degrees",)}
+
+
 def _replace_loops():
     replaced = 0
     for opcode, name, nin, nout, implemented in _native.op_table():
-        ufunc = _native.where_ufunc() if name == "where" else getattr(_np, name, None)
-        if not implemented or not isinstance(ufunc, _np.ufunc):
+        for ufunc_name in (name,) + _ALIASES.get(name, ()):
+            replaced += _replace_ufunc_loops(opcode, ufunc_name, nin, nout, implemented)
+    return replaced
+
+
+def _replace_ufunc_loops(opcode, name, nin, nout, implemented):
+    # np.where is a function; npvk runs it through a ufunc of its own (_where.py).
+    ufunc = _native.where_ufunc() if name == "where" else getattr(_np, name, None)
+    if not implemented or not isinstance(ufunc, _np.ufunc):
+        return 0
+    if ufunc.nin != nin or ufunc.nout != nout:
+        return 0
+    replaced = 0
+    # Some ufuncs list a signature twice; NumPy replaces the first match,
+    # so a second replacement would wrap npvk's own loop.
+    for types in dict.fromkeys(ufunc.types):
+        chars = types.replace("->", "")
+        codes = [_npvk_dtype(c) for c in chars]
+        if any(c is None for c in codes):
             continue
-        if ufunc.nin != nin or ufunc.nout != nout:
-            continue
-        # Some ufuncs list a signature twice; NumPy replaces the first match,
-        # so a second replacement would wrap npvk's own loop.
-        for types in dict.fromkeys(ufunc.types):
-            chars = types.replace("->", "")
-            codes = [_npvk_dtype(c) for c in chars]
-            if any(c is None for c in codes):
-                continue
-            nums = [_np.dtype(c).num for c in chars]
-            if _native.replace_loop(ufunc, opcode, nums, codes):
-                replaced += 1
+        nums = [_np.dtype(c).num for c in chars]
+        if _native.replace_loop(ufunc, opcode, nums, codes):
+            replaced += 1
     return replaced
 
 

@@ -85,5 +85,54 @@ if bad:
     print("FAIL: npvk_fmod_f32-only shader needs capabilities %s" % sorted(bad)); sys.exit(1)
 print("ok: a shader using only npvk_fmod_f32 needs neither Float64 nor Int64")
 PY
-python3 "$here/spirv_consts.py" "$src" "$out/test_default.spv"
+# Every other public function, so the NoContraction and literal checks see all of them.
+shader="$out/test_ext.comp"
+{
+  echo '#version 460'
+  echo '#extension GL_EXT_shader_explicit_arithmetic_types : require'
+  echo '#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require'
+  echo '#extension GL_EXT_buffer_reference : require'
+  echo 'layout(push_constant, std430) uniform Push { uint64_t tables; } pc;'
+  echo '#define NPVK_F64_TABLES pc.tables'
+  cat "$src"
+  cat <<'GLSL'
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 0) buffer InD { double a[]; } in_d;
+layout(std430, set = 0, binding = 1) buffer InD2 { double b[]; } in_d2;
+layout(std430, set = 0, binding = 2) buffer OutD { double o[]; } out_d;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double x = in_d.a[i];
+    double y = in_d2.b[i];
+    uint k = 22u * i;
+    out_d.o[k + 0u] = npvk_exp2_f64(x);
+    out_d.o[k + 1u] = npvk_expm1_f64(x);
+    out_d.o[k + 2u] = npvk_log2_f64(x);
+    out_d.o[k + 3u] = npvk_log10_f64(x);
+    out_d.o[k + 4u] = npvk_log1p_f64(x);
+    out_d.o[k + 5u] = npvk_cbrt_f64(x);
+    out_d.o[k + 6u] = npvk_sin_f64(x);
+    out_d.o[k + 7u] = npvk_cos_f64(x);
+    out_d.o[k + 8u] = npvk_tan_f64(x);
+    out_d.o[k + 9u] = npvk_asin_f64(x);
+    out_d.o[k + 10u] = npvk_acos_f64(x);
+    out_d.o[k + 11u] = npvk_atan_f64(x);
+    out_d.o[k + 12u] = npvk_sinh_f64(x);
+    out_d.o[k + 13u] = npvk_cosh_f64(x);
+    out_d.o[k + 14u] = npvk_tanh_f64(x);
+    out_d.o[k + 15u] = npvk_asinh_f64(x);
+    out_d.o[k + 16u] = npvk_acosh_f64(x);
+    out_d.o[k + 17u] = npvk_atanh_f64(x);
+    out_d.o[k + 18u] = npvk_atan2_f64(x, y);
+    out_d.o[k + 19u] = npvk_hypot_f64(x, y);
+    out_d.o[k + 20u] = npvk_logaddexp_f64(x, y);
+    out_d.o[k + 21u] = npvk_logaddexp2_f64(x, y);
+}
+GLSL
+} > "$shader"
+glslangValidator -V --target-env vulkan1.2 --spirv-val -o "$out/test_ext.spv" "$shader" > "$out/glslang_ext.log" 2>&1 \
+  || { cat "$out/glslang_ext.log"; echo "FAIL: ext shader does not compile"; exit 1; }
+echo "ok: math_f64.glsl compiles with every function called -> $out/test_ext.spv"
+python3 "$here/spirv_consts.py" "$src" "$out/test_ext.spv"
+python3 "$here/spirv_consts.py" "$src" "$out/test_default.spv" --no-literals
 python3 "$here/spirv_consts.py" "$src" "$out/test_fma.spv" --no-literals

@@ -34,6 +34,8 @@ LOG_NBITS = 7       # log table: 128 subintervals of [0.6875, 1.375)
 LOG_N = 1 << LOG_NBITS
 LOG_OFF = 0x3FE6000000000000   # bits of 0.6875
 INVC_FRAC_BITS = 7  # invc is a multiple of 2^-7 (<= 8 significant bits)
+ATAN_N = 64         # atan table: atan(i/64), i = 0..64
+PIO2_CHUNKS = 40    # 2/pi in 32-bit chunks: 1280 bits, for Payne-Hanek reduction
 
 
 def lit(v):
@@ -103,9 +105,24 @@ def tables():
     log_t = []
     for i in range(LOG_N):
         log_t += [invc[i], lch[i], lcl[i]]
+    atan_t = []
+    for i in range(ATAN_N + 1):
+        atan_t += hi_lo(mpmath.atan(mpmath.mpf(i) / ATAN_N))
+    # 2/pi = sum_j c_j 2^(-32 (j + 1)), c_j < 2^32 stored as exact doubles
+    with mpmath.workprec(32 * PIO2_CHUNKS + 200):
+        frac = 2 / mpmath.pi
+        pio2_t = []
+        for j in range(PIO2_CHUNKS):
+            frac *= 2**32
+            c = int(mpmath.floor(frac))
+            frac -= c
+            pio2_t.append(float(c))
     return [("EXP", exp_t, "2^(j/32) = T[EXP + 2j] + T[EXP + 2j + 1], j = 0..31"),
             ("LOG", log_t, "T[LOG + 3i] = invc_i (a multiple of 2^-7), "
-                           "-log(invc_i) = T[LOG + 3i + 1] + T[LOG + 3i + 2], i = 0..127")]
+                           "-log(invc_i) = T[LOG + 3i + 1] + T[LOG + 3i + 2], i = 0..127"),
+            ("ATAN", atan_t, "atan(i/64) = T[ATAN + 2i] + T[ATAN + 2i + 1], i = 0..64"),
+            ("IPIO2", pio2_t, "2/pi = sum of T[IPIO2 + j] * 2^(-32 (j + 1)), j = 0..39 "
+                              "(32-bit integers)")]
 
 
 def generate_glsl():
@@ -129,6 +146,39 @@ def generate_glsl():
     for n in range(3, 11):
         v = mpmath.mpf(1) / n * (1 if n % 2 else -1)
         out.append("#define NPVK_F64_LOG_C%-2d    %s  // %s1/%d" % (n, lit(v), "+" if n % 2 else "-", n))
+    # constants of the functions built on exp/log (exp2, log2, log10, cbrt, ...)
+    def pair(name, v, what):
+        h, l = hi_lo(v)
+        out.append("#define NPVK_F64_%-10s %s  // %s" % (name + "_HI", lit(h), what))
+        out.append("#define NPVK_F64_%-10s %s  // %s - HI" % (name + "_LO", lit(l), name))
+    pair("LN2", ln2, "ln2, nearest double")
+    pair("INVLN2", 1 / ln2, "1/ln2")
+    pair("INVLN10", 1 / mpmath.log(10), "1/ln10")
+    pair("THIRD", mpmath.mpf(1) / 3, "1/3")
+    pair("PIO2", mpmath.pi / 2, "pi/2")
+    pair("PI", mpmath.pi, "pi")
+    out.append("#define NPVK_F64_PIO4      %s  // pi/4" % lit(mpmath.pi / 4))
+    out.append("#define NPVK_F64_3PIO4     %s  // 3pi/4" % lit(3 * mpmath.pi / 4))
+    # trig argument reduction: 2/pi, and pi/2 in three 33-bit pieces (k * piece
+    # exact for |k| < 2^20) plus the rest
+    out.append("#define NPVK_F64_INV_PIO2   %s  // 2/pi" % lit(2 / mpmath.pi))
+    rest = mpmath.pi / 2
+    for n in range(1, 4):
+        piece = round_bits(rest, 33)
+        out.append("#define NPVK_F64_PIO2_%d     %s  // pi/2, 33-bit piece %d" % (n, lit(piece), n))
+        rest -= mpmath.mpf(piece)
+    out.append("#define NPVK_F64_PIO2_4     %s  // pi/2 - pieces 1..3" % lit(rest))
+    # Taylor coefficients of sin (y^3..y^21) and cos (y^4..y^20) on |y| <= pi/4,
+    # and of atan (t^3..t^13) on |t| <= 1/128
+    for k in range(1, 11):
+        v = (-1)**k / mpmath.factorial(2 * k + 1)
+        out.append("#define NPVK_F64_SIN_S%-2d    %s  // %s1/%d!" % (k, lit(v), "-" if k % 2 else "+", 2 * k + 1))
+    for k in range(2, 11):
+        v = (-1)**k / mpmath.factorial(2 * k)
+        out.append("#define NPVK_F64_COS_C%-2d    %s  // %s1/%d!" % (k, lit(v), "-" if k % 2 else "+", 2 * k))
+    for k in range(1, 7):
+        v = mpmath.mpf(-1)**k / (2 * k + 1)
+        out.append("#define NPVK_F64_ATAN_T%-2d   %s  // %s1/%d" % (k, lit(v), "-" if k % 2 else "+", 2 * k + 1))
     out.append("// Offsets (in doubles) into the table buffer; data: math_f64_tables.cpp")
     off = 0
     for name, vals, what in tables():
@@ -161,7 +211,7 @@ def generate_cpp():
     off = 0
     for name, vals, what in tables():
         out.append("      // NPVK_F64_TAB_%s = %d: %s" % (name, off, what))
-        per = 2 if name == "EXP" else 3
+        per = {"EXP": 2, "LOG": 3, "ATAN": 2, "IPIO2": 4}[name]
         for i in range(0, len(vals), per):
             out.append("      " + " ".join(cpp_lit(v) + "," for v in vals[i:i + per]))
         off += len(vals)

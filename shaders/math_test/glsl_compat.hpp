@@ -41,3 +41,8 @@ inline int max(int a, int b) { return a > b ? a : b; }
 // fma(): ::fma from <math.h> (correctly rounded, like GLSL fma on real hardware).
 inline int findLSB(uint v) { return v ? __builtin_ctz(v) : -1; }
 inline int findMSB(uint v) { return v ? 31 - __builtin_clz(v) : -1; }
+inline uint64_t min(uint64_t a, uint64_t b) { return a < b ? a : b; }
+inline uint64_t max(uint64_t a, uint64_t b) { return a > b ? a : b; }
+// GLSL max/min on doubles (the callers handle NaN first).
+inline double min(double a, double b) { return a < b ? a : b; }
+inline double max(double a, double b) { return a > b ? a : b; }

@@ -30,6 +30,7 @@ inline void PrintTo(const OpCase &c, std::ostream *os) {
 // The cases of each test_ops_*.cpp, one per documented loop of its ops.
 std::vector<OpCase> ArithCases();
 std::vector<OpCase> MathCases();
+std::vector<OpCase> MathExtCases();
 std::vector<OpCase> BitwiseCases();
 std::vector<OpCase> CompareCases();
 std::vector<OpCase> WhereCases();

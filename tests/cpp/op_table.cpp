@@ -58,6 +58,27 @@ std::vector<Loop> BuildTable() {
   Same(t, NPVK_OP_EXP, 1, floats);
   Same(t, NPVK_OP_LOG, 1, floats);
   Same(t, NPVK_OP_POWER, 2, iuf);
+  Same(t, NPVK_OP_SIGN, 1, iuf);
+  Same(t, NPVK_OP_CONJUGATE, 1, iuf);
+  Same(t, NPVK_OP_RECIPROCAL, 1, iuf);
+  Same(t, NPVK_OP_HEAVISIDE, 2, floats);
+  Same(t, NPVK_OP_FLOAT_POWER, 2, floats);
+  for (npvk_op op : {NPVK_OP_DEG2RAD, NPVK_OP_RAD2DEG, NPVK_OP_SPACING}) Same(t, op, 1, floats);
+  Same(t, NPVK_OP_NEXTAFTER, 2, floats);
+  for (npvk_op op : {NPVK_OP_CBRT, NPVK_OP_EXP2, NPVK_OP_EXPM1, NPVK_OP_LOG2, NPVK_OP_LOG10,
+                     NPVK_OP_LOG1P, NPVK_OP_SIN, NPVK_OP_COS, NPVK_OP_TAN, NPVK_OP_ARCSIN,
+                     NPVK_OP_ARCCOS, NPVK_OP_ARCTAN, NPVK_OP_SINH, NPVK_OP_COSH, NPVK_OP_TANH,
+                     NPVK_OP_ARCSINH, NPVK_OP_ARCCOSH, NPVK_OP_ARCTANH}) {
+    Same(t, op, 1, floats);
+  }
+  for (npvk_op op : {NPVK_OP_LOGADDEXP, NPVK_OP_LOGADDEXP2, NPVK_OP_ARCTAN2, NPVK_OP_HYPOT}) {
+    Same(t, op, 2, floats);
+  }
+  t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT32, NPVK_INT32, NPVK_FLOAT32}});
+  t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT64, NPVK_INT32, NPVK_FLOAT64}});
+  t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT64, NPVK_INT64, NPVK_FLOAT64}});
+  Same(t, NPVK_OP_GCD, 2, iu);
+  Same(t, NPVK_OP_LCM, 2, iu);
   for (npvk_op op : {NPVK_OP_MAXIMUM, NPVK_OP_MINIMUM, NPVK_OP_FMAX, NPVK_OP_FMIN}) {
     Same(t, op, 2, all);
   }
@@ -77,9 +98,8 @@ std::vector<Loop> BuildTable() {
     Same(t, op, 1, floats);
   }
   Same(t, NPVK_OP_COPYSIGN, 2, floats);
-  for (npvk_op op : {NPVK_OP_ISNAN, NPVK_OP_ISINF, NPVK_OP_ISFINITE, NPVK_OP_SIGNBIT}) {
-    ToBool(t, op, 1, floats);
-  }
+  for (npvk_op op : {NPVK_OP_ISNAN, NPVK_OP_ISINF, NPVK_OP_ISFINITE}) ToBool(t, op, 1, all);
+  ToBool(t, NPVK_OP_SIGNBIT, 1, floats);
   for (npvk_dtype d : all) t.push_back({NPVK_OP_WHERE, 3, {NPVK_BOOL, d, d, d}});
   for (npvk_dtype from : all) {
     for (npvk_dtype to : all) t.push_back({NPVK_OP_CAST, 1, {from, to}});
@@ -142,6 +162,8 @@ std::string LoopName(const Loop &loop) {
     return name + "_" + DtypeName(loop.dtypes[0]) + "_to_" + DtypeName(loop.dtypes[1]);
   }
   const npvk_dtype key = loop.op == NPVK_OP_WHERE ? loop.dtypes[1] : loop.dtypes[0];
+  if (loop.op == NPVK_OP_LDEXP)
+    return name + "_" + DtypeName(key) + "_" + DtypeName(loop.dtypes[1]);
   return name + "_" + DtypeName(key);
 }
 

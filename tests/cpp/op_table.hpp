@@ -33,7 +33,7 @@ std::vector<Loop> DocumentedLoops(npvk_op op);
 bool IsDocumented(npvk_op op);
 
 // "add_int8", "true_divide_int32" (the output dtype follows from the inputs), "where_float32"
-// (the condition is always bool), "cast_int8_to_float64".
+// (the condition is always bool), "cast_int8_to_float64", "ldexp_float32_int64".
 std::string LoopName(const Loop &loop);
 
 }  // namespace npvk_test

@@ -178,9 +178,25 @@ std::vector<OpCase> MathCases() {
   AddFloatUnary(cases, NPVK_OP_FLOOR, Exact(), [](auto x) { return decltype(x)(std::floor(x)); });
   AddFloatUnary(cases, NPVK_OP_CEIL, Exact(), [](auto x) { return decltype(x)(std::ceil(x)); });
   AddFloatUnary(cases, NPVK_OP_TRUNC, Exact(), [](auto x) { return decltype(x)(std::trunc(x)); });
-  AddFloatUnary(cases, NPVK_OP_ISNAN, Exact(), [](auto x) { return bool(std::isnan(x)); });
-  AddFloatUnary(cases, NPVK_OP_ISINF, Exact(), [](auto x) { return bool(std::isinf(x)); });
-  AddFloatUnary(cases, NPVK_OP_ISFINITE, Exact(), [](auto x) { return bool(std::isfinite(x)); });
+  // bool and integer loops too: never NaN or infinite.
+  AddFloatUnary(cases, NPVK_OP_ISNAN, Exact(), [](auto x) {
+    if constexpr (kIsFloat<decltype(x)>)
+      return bool(std::isnan(x));
+    else
+      return false;
+  });
+  AddFloatUnary(cases, NPVK_OP_ISINF, Exact(), [](auto x) {
+    if constexpr (kIsFloat<decltype(x)>)
+      return bool(std::isinf(x));
+    else
+      return false;
+  });
+  AddFloatUnary(cases, NPVK_OP_ISFINITE, Exact(), [](auto x) {
+    if constexpr (kIsFloat<decltype(x)>)
+      return bool(std::isfinite(x));
+    else
+      return true;
+  });
   AddFloatUnary(cases, NPVK_OP_SIGNBIT, Exact(), [](auto x) { return bool(std::signbit(x)); });
   AddCases(cases, NPVK_OP_COPYSIGN, [](const Loop &, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
