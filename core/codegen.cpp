@@ -307,8 +307,19 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
     switch (s.op) {
       case NPVK_OP_TRUE_DIVIDE:
       case NPVK_OP_FLOOR_DIVIDE: zero_division = a[1] + " == " + zero(in); break;
-      case NPVK_OP_LOG: zero_division = a[0] + " == " + zero(in); break;
-      case NPVK_OP_POWER: zero_division = a[0] + " == " + zero(in); break;
+      // The ops whose pole NumPy's loops report as a division by zero.
+      case NPVK_OP_LOG:
+      case NPVK_OP_LOG2:
+      case NPVK_OP_LOG10:
+      case NPVK_OP_RECIPROCAL:
+      case NPVK_OP_POWER:
+      case NPVK_OP_FLOAT_POWER: zero_division = a[0] + " == " + zero(in); break;
+      case NPVK_OP_LOG1P:
+        zero_division = a[0] + " == " + std::string(in.glsl_compute) + "(-1)";
+        break;
+      case NPVK_OP_ARCTANH:
+        zero_division = "abs(" + a[0] + ") == " + std::string(in.glsl_compute) + "(1)";
+        break;
       default: zero_division = "false"; break;
     }
     // Only a NaN or infinite result can raise anything: one test of the
