@@ -182,9 +182,18 @@ void ManagedMemory::before_use(Buffer &buffer, bool write) {
   } else {
     if (!a.device_valid) {
       // The host changed the pages since the device last saw them. Queued
-      // work must see the old contents, so it runs before the upload.
+      // work must see the old contents, so it runs before the upload. That
+      // flush comes while an op is being recorded: its operands before this
+      // one must stay queued (see after_flush).
       if (a.state != State::Host) protect(a, State::Host);
-      ctx_->host_modified(buffer);
+      flushing_in_record_ = true;
+      try {
+        ctx_->host_modified(buffer);
+      } catch (...) {
+        flushing_in_record_ = false;
+        throw;
+      }
+      flushing_in_record_ = false;
       a.device_valid = true;
     }
     if (write) protect(a, State::Device);
@@ -208,6 +217,17 @@ void ManagedMemory::after_flush() {
   std::vector<Allocation *> done;
   done.swap(queued_);
   for (Allocation *a : done) {
+    if (flushing_in_record_ && !a->freed) {
+      // The op being recorded may use it, and is not in the batch that just
+      // ran: releasing it now would free device memory that op reads, and a
+      // zero-copy page left writable would change under it. Which of the
+      // queued allocations it uses is unknown here, so all stay queued until
+      // the next flush (a freed one is no operand of a new op).
+      if (a->buffer && a->buffer->zero_copy && a->state != State::Host)
+        mprotect(a->base, a->mapped, protection_of(a->state));
+      queued_.push_back(a);
+      continue;
+    }
     a->queued = false;
     if (a->buffer && a->buffer->zero_copy) a->state = State::Host;  // pages already read-write
     if (a->freed) release_allocation(*a);

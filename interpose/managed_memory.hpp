@@ -85,6 +85,7 @@ class ManagedMemory : public MemoryObserver {
   static constexpr size_t kMaxSpares = 64;
   static constexpr uint64_t kMaxSpareBytes = 512ull << 20;
   npvk_managed_stats stats_{};
+  bool flushing_in_record_ = false;  // before_use flushes while an op is recorded
   bool active_ = true;
   bool forked_ = false;
   uint64_t page_ = 4096;

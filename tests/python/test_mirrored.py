@@ -1,12 +1,17 @@
-"""The suite's coherence, I/O, FP-error and thread tests, and the float64,
-float32 and int64 loops, again with NPVK_ZERO_COPY=0: device-local copies of
-managed arrays instead of lavapipe working on the host pages, the code path
-of discrete GPUs (downloads on host access, uploads after host writes). The
-option is read when the context is created, hence a pytest subprocess."""
+"""The suite's coherence, I/O, FP-error and thread tests again with
+NPVK_ZERO_COPY=0: device-local copies of managed arrays instead of lavapipe
+working on the host pages, the code path of discrete GPUs (downloads on host
+access, uploads after host writes). The option is read when the context is
+created, hence a pytest subprocess.
+
+Every ufunc loop runs mirrored as well, in ctest's own `pytest_mirrored_loops`
+(python-shim/CMakeLists.txt): test_ufunc_loops.py whole under NPVK_ZERO_COPY=0.
+A subset is not enough: mirrored bugs have shown up only once the runs before
+had filled the cache of spare mappings."""
 
 import os
 
-from npvk_testlib import ACCELERATED_LOOPS, HERE, REPO_ROOT, run_python, subprocess_env
+from npvk_testlib import HERE, REPO_ROOT, run_python, subprocess_env
 
 
 def test_suite_with_mirrored_buffers():
@@ -15,9 +20,6 @@ def test_suite_with_mirrored_buffers():
     args.append(os.path.join(HERE, "test_fork_threads.py") + "::test_threads_with_sync_calls")
     args.append(os.path.join(HERE, "test_fork_threads.py") +
                 "::test_threads_with_private_and_shared_arrays")
-    loops = os.path.join(HERE, "test_ufunc_loops.py")
-    args += [f"{loops}::test_loop[{name}-{types}]" for name, types in ACCELERATED_LOOPS
-             if set(types.split("->")[0]) <= set("dfl")]
     proc = run_python(["-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
                       env=subprocess_env(NPVK_ZERO_COPY="0"), timeout=900, cwd=REPO_ROOT)
     tail = (proc.stdout + proc.stderr)[-6000:]
