@@ -1,5 +1,6 @@
 #include "interpose/got_patch.hpp"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -34,6 +35,7 @@ struct PatchedSlot {
   ObjectKey object;
   void **slot;
   void *original;
+  void *replacement;
 };
 
 struct Patcher {
@@ -183,7 +185,7 @@ void patch_object(Patcher &p, const Object &object, const std::vector<Mapping> &
         void **slot = reinterpret_cast<void **>(object.base + r->r_offset);
         void *old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         if (old != hook.replacement && store(slot, hook.replacement, maps))
-          p.slots.push_back({object.key, slot, old});
+          p.slots.push_back({object.key, slot, old, hook.replacement});
         break;
       }
     }
@@ -192,17 +194,39 @@ void patch_object(Patcher &p, const Object &object, const std::vector<Mapping> &
   scan(rela, rela_size, rela_ent);
 }
 
-void scan_locked(Patcher &p) {
-  if (!p.installed) return;
+// Whether the loader is done relocating the object. dl_iterate_phdr lists an
+// object another thread is still loading; a slot patched before the loader
+// processes it would be overwritten, or (a lazy JUMP_SLOT) get the load
+// address added to our pointer. _dl_find_object only knows objects whose
+// relocation is complete.
+bool relocated(const Object &object) {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
+  struct dl_find_object found;
+  return _dl_find_object(const_cast<ElfW(Dyn) *>(object.dynamic), &found) == 0;
+#else
+  (void)object;
+  return true;
+#endif
+}
+
+// Returns whether an object was left for a later scan.
+bool scan_locked(Patcher &p) {
+  if (!p.installed) return false;
+  bool deferred = false;
   std::vector<Object> objects = loaded_objects();
   std::vector<Mapping> maps;
   for (const Object &object : objects) {
     if (p.scanned.count(object.key)) continue;
+    if (!relocated(object)) {
+      deferred = true;
+      continue;
+    }
     p.scanned.insert(object.key);
     if (skipped(p, object.key.second)) continue;
     if (maps.empty()) maps = current_mappings();
     patch_object(p, object, maps);
   }
+  return deferred;
 }
 
 void remove_locked(Patcher &p) {
@@ -210,9 +234,11 @@ void remove_locked(Patcher &p) {
   std::set<ObjectKey> live;
   for (const Object &object : loaded_objects()) live.insert(object.key);
   std::vector<Mapping> maps = current_mappings();
-  // In reverse, so a slot patched twice ends with its first original.
+  // In reverse, so a slot patched twice ends with its first original. A slot
+  // someone rewrote since (the loader, another interposer) keeps their value.
   for (auto it = p.slots.rbegin(); it != p.slots.rend(); ++it)
-    if (live.count(it->object)) store(it->slot, it->original, maps);
+    if (live.count(it->object) && __atomic_load_n(it->slot, __ATOMIC_ACQUIRE) == it->replacement)
+      store(it->slot, it->original, maps);
   p.slots.clear();
   p.scanned.clear();
   p.installed = false;
@@ -220,7 +246,7 @@ void remove_locked(Patcher &p) {
 
 }  // namespace
 
-void got_patch_install(const GotHook *hooks, size_t count, const char *const *skip) {
+bool got_patch_install(const GotHook *hooks, size_t count, const char *const *skip) {
   Patcher &p = patcher();
   std::lock_guard<std::mutex> guard(p.mutex);
   if (p.installed) remove_locked(p);
@@ -228,13 +254,13 @@ void got_patch_install(const GotHook *hooks, size_t count, const char *const *sk
   p.skip.clear();
   for (const char *const *s = skip; s && *s; ++s) p.skip.emplace_back(*s);
   p.installed = true;
-  scan_locked(p);
+  return scan_locked(p);
 }
 
-void got_patch_rescan() {
+bool got_patch_rescan() {
   Patcher &p = patcher();
   std::lock_guard<std::mutex> guard(p.mutex);
-  scan_locked(p);
+  return scan_locked(p);
 }
 
 void got_patch_remove() {

@@ -17,10 +17,11 @@ struct GotHook {
 
 // Patches every loaded object except those whose path contains one of
 // `skip` (null-terminated list), now and at each got_patch_rescan(). Calling
-// it again replaces the set of hooks. Thread-safe.
-void got_patch_install(const GotHook *hooks, size_t count, const char *const *skip);
+// it again replaces the set of hooks. Thread-safe. Both return true when an
+// object another thread is still loading was left for a later rescan.
+bool got_patch_install(const GotHook *hooks, size_t count, const char *const *skip);
 // Patches the objects loaded since the last scan.
-void got_patch_rescan();
+bool got_patch_rescan();
 // Puts every patched slot back as it was.
 void got_patch_remove();
 // How many slots are patched now (for tests and statistics).

@@ -172,7 +172,7 @@ __attribute__((visibility("hidden"))) void *npvk_real_dlopen = nullptr;
 __attribute__((visibility("hidden"))) void *npvk_dlopen_and_rescan(const char *file, int mode) {
   void *handle = reinterpret_cast<void *(*)(const char *, int)>(npvk_real_dlopen)(file, mode);
   int saved = errno;
-  if (handle) npvk::got_patch_rescan();
+  if (handle && npvk::got_patch_rescan()) npvk::rescan_syscall_guard_later();
   errno = saved;
   return handle;
 }
@@ -290,7 +290,7 @@ void install_syscall_guard() {
   if (npvk_real_dlopen) hooks.push_back({"dlopen", reinterpret_cast<void *>(npvk_guard_dlopen)});
 #endif
   g_rescan_pending.store(false, std::memory_order_relaxed);
-  got_patch_install(hooks.data(), hooks.size(), kSkip);
+  if (got_patch_install(hooks.data(), hooks.size(), kSkip)) rescan_syscall_guard_later();
   g_installed.store(true, std::memory_order_release);
 }
 
@@ -302,7 +302,7 @@ void remove_syscall_guard() {
 void rescan_syscall_guard() {
   if (!g_installed.load(std::memory_order_acquire)) return;
   if (!g_rescan_pending.exchange(false, std::memory_order_relaxed)) return;
-  got_patch_rescan();
+  if (got_patch_rescan()) rescan_syscall_guard_later();
 }
 
 }  // namespace npvk
