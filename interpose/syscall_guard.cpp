@@ -1,6 +1,7 @@
 #include "interpose/syscall_guard.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -128,39 +129,73 @@ extern "C" {
 // clang-format off
 NPVK_WRAP(Write, ssize_t, (int fd, const void *b, size_t c), guard(b, c, false), (fd, b, c))
 NPVK_WRAP(Read, ssize_t, (int fd, void *b, size_t c), guard(b, c, true), (fd, b, c))
-NPVK_WRAP(Pwrite, ssize_t, (int fd, const void *b, size_t c, off_t o), guard(b, c, false), (fd, b, c, o))
+NPVK_WRAP(Pwrite, ssize_t, (int fd, const void *b, size_t c, off_t o),
+          guard(b, c, false), (fd, b, c, o))
 NPVK_WRAP(Pread, ssize_t, (int fd, void *b, size_t c, off_t o), guard(b, c, true), (fd, b, c, o))
-NPVK_WRAP(Pwrite64, ssize_t, (int fd, const void *b, size_t c, off64_t o), guard(b, c, false), (fd, b, c, o))
-NPVK_WRAP(Pread64, ssize_t, (int fd, void *b, size_t c, off64_t o), guard(b, c, true), (fd, b, c, o))
-NPVK_WRAP(Readv, ssize_t, (int fd, const struct iovec *v, int k), guard_iov(v, k, true), (fd, v, k))
-NPVK_WRAP(Writev, ssize_t, (int fd, const struct iovec *v, int k), guard_iov(v, k, false), (fd, v, k))
-NPVK_WRAP(Preadv, ssize_t, (int fd, const struct iovec *v, int k, off_t o), guard_iov(v, k, true), (fd, v, k, o))
-NPVK_WRAP(Pwritev, ssize_t, (int fd, const struct iovec *v, int k, off_t o), guard_iov(v, k, false), (fd, v, k, o))
-NPVK_WRAP(Preadv64, ssize_t, (int fd, const struct iovec *v, int k, off64_t o), guard_iov(v, k, true), (fd, v, k, o))
-NPVK_WRAP(Pwritev64, ssize_t, (int fd, const struct iovec *v, int k, off64_t o), guard_iov(v, k, false), (fd, v, k, o))
-NPVK_WRAP(Preadv2, ssize_t, (int fd, const struct iovec *v, int k, off_t o, int f), guard_iov(v, k, true), (fd, v, k, o, f))
-NPVK_WRAP(Pwritev2, ssize_t, (int fd, const struct iovec *v, int k, off_t o, int f), guard_iov(v, k, false), (fd, v, k, o, f))
-NPVK_WRAP(Preadv64v2, ssize_t, (int fd, const struct iovec *v, int k, off64_t o, int f), guard_iov(v, k, true), (fd, v, k, o, f))
-NPVK_WRAP(Pwritev64v2, ssize_t, (int fd, const struct iovec *v, int k, off64_t o, int f), guard_iov(v, k, false), (fd, v, k, o, f))
-NPVK_WRAP(Send, ssize_t, (int fd, const void *b, size_t c, int f), guard(b, c, false), (fd, b, c, f))
-NPVK_WRAP(Sendto, ssize_t, (int fd, const void *b, size_t c, int f, const struct sockaddr *a, socklen_t l), guard(b, c, false), (fd, b, c, f, a, l))
-NPVK_WRAP(Sendmsg, ssize_t, (int fd, const struct msghdr *m, int f), guard_msg(m, false), (fd, m, f))
-NPVK_WRAP(Sendmmsg, int, (int fd, struct mmsghdr *m, unsigned k, int f), for (unsigned i = 0; m && i < k; ++i) guard_msg(&m[i].msg_hdr, false), (fd, m, k, f))
+NPVK_WRAP(Pwrite64, ssize_t, (int fd, const void *b, size_t c, off64_t o),
+          guard(b, c, false), (fd, b, c, o))
+NPVK_WRAP(Pread64, ssize_t, (int fd, void *b, size_t c, off64_t o),
+          guard(b, c, true), (fd, b, c, o))
+NPVK_WRAP(Readv, ssize_t, (int fd, const struct iovec *v, int k),
+          guard_iov(v, k, true), (fd, v, k))
+NPVK_WRAP(Writev, ssize_t, (int fd, const struct iovec *v, int k),
+          guard_iov(v, k, false), (fd, v, k))
+NPVK_WRAP(Preadv, ssize_t, (int fd, const struct iovec *v, int k, off_t o),
+          guard_iov(v, k, true), (fd, v, k, o))
+NPVK_WRAP(Pwritev, ssize_t, (int fd, const struct iovec *v, int k, off_t o),
+          guard_iov(v, k, false), (fd, v, k, o))
+NPVK_WRAP(Preadv64, ssize_t, (int fd, const struct iovec *v, int k, off64_t o),
+          guard_iov(v, k, true), (fd, v, k, o))
+NPVK_WRAP(Pwritev64, ssize_t, (int fd, const struct iovec *v, int k, off64_t o),
+          guard_iov(v, k, false), (fd, v, k, o))
+NPVK_WRAP(Preadv2, ssize_t, (int fd, const struct iovec *v, int k, off_t o, int f),
+          guard_iov(v, k, true), (fd, v, k, o, f))
+NPVK_WRAP(Pwritev2, ssize_t, (int fd, const struct iovec *v, int k, off_t o, int f),
+          guard_iov(v, k, false), (fd, v, k, o, f))
+NPVK_WRAP(Preadv64v2, ssize_t, (int fd, const struct iovec *v, int k, off64_t o, int f),
+          guard_iov(v, k, true), (fd, v, k, o, f))
+NPVK_WRAP(Pwritev64v2, ssize_t, (int fd, const struct iovec *v, int k, off64_t o, int f),
+          guard_iov(v, k, false), (fd, v, k, o, f))
+NPVK_WRAP(Send, ssize_t, (int fd, const void *b, size_t c, int f),
+          guard(b, c, false), (fd, b, c, f))
+NPVK_WRAP(Sendto, ssize_t,
+          (int fd, const void *b, size_t c, int f, const struct sockaddr *a, socklen_t l),
+          guard(b, c, false),
+          (fd, b, c, f, a, l))
+NPVK_WRAP(Sendmsg, ssize_t, (int fd, const struct msghdr *m, int f),
+          guard_msg(m, false), (fd, m, f))
+NPVK_WRAP(Sendmmsg, int, (int fd, struct mmsghdr *m, unsigned k, int f),
+          for (unsigned i = 0; m && i < k; ++i) guard_msg(&m[i].msg_hdr, false), (fd, m, k, f))
 NPVK_WRAP(Recv, ssize_t, (int fd, void *b, size_t c, int f), guard(b, c, true), (fd, b, c, f))
-NPVK_WRAP(Recvfrom, ssize_t, (int fd, void *b, size_t c, int f, struct sockaddr *a, socklen_t *l), guard(b, c, true), (fd, b, c, f, a, l))
+NPVK_WRAP(Recvfrom, ssize_t, (int fd, void *b, size_t c, int f, struct sockaddr *a, socklen_t *l),
+          guard(b, c, true), (fd, b, c, f, a, l))
 NPVK_WRAP(Recvmsg, ssize_t, (int fd, struct msghdr *m, int f), guard_msg(m, true), (fd, m, f))
-NPVK_WRAP(Recvmmsg, int, (int fd, struct mmsghdr *m, unsigned k, int f, struct timespec *t), for (unsigned i = 0; m && i < k; ++i) guard_msg(&m[i].msg_hdr, true), (fd, m, k, f, t))
-NPVK_WRAP(Fwrite, size_t, (const void *b, size_t s, size_t k, FILE *f), guard(b, product(s, k), false), (b, s, k, f))
-NPVK_WRAP(Fread, size_t, (void *b, size_t s, size_t k, FILE *f), guard(b, product(s, k), true), (b, s, k, f))
-NPVK_WRAP(FwriteUnlocked, size_t, (const void *b, size_t s, size_t k, FILE *f), guard(b, product(s, k), false), (b, s, k, f))
-NPVK_WRAP(FreadUnlocked, size_t, (void *b, size_t s, size_t k, FILE *f), guard(b, product(s, k), true), (b, s, k, f))
-NPVK_WRAP(ReadChk, ssize_t, (int fd, void *b, size_t c, size_t l), guard(b, c, true), (fd, b, c, l))
-NPVK_WRAP(PreadChk, ssize_t, (int fd, void *b, size_t c, off_t o, size_t l), guard(b, c, true), (fd, b, c, o, l))
-NPVK_WRAP(Pread64Chk, ssize_t, (int fd, void *b, size_t c, off64_t o, size_t l), guard(b, c, true), (fd, b, c, o, l))
-NPVK_WRAP(RecvChk, ssize_t, (int fd, void *b, size_t c, size_t l, int f), guard(b, c, true), (fd, b, c, l, f))
-NPVK_WRAP(RecvfromChk, ssize_t, (int fd, void *b, size_t c, size_t l, int f, struct sockaddr *a, socklen_t *al), guard(b, c, true), (fd, b, c, l, f, a, al))
-NPVK_WRAP(FreadChk, size_t, (void *b, size_t l, size_t s, size_t k, FILE *f), guard(b, product(s, k), true), (b, l, s, k, f))
-NPVK_WRAP(FreadUnlockedChk, size_t, (void *b, size_t l, size_t s, size_t k, FILE *f), guard(b, product(s, k), true), (b, l, s, k, f))
+NPVK_WRAP(Recvmmsg, int, (int fd, struct mmsghdr *m, unsigned k, int f, struct timespec *t),
+          for (unsigned i = 0; m && i < k; ++i) guard_msg(&m[i].msg_hdr, true), (fd, m, k, f, t))
+NPVK_WRAP(Fwrite, size_t, (const void *b, size_t s, size_t k, FILE *f),
+          guard(b, product(s, k), false), (b, s, k, f))
+NPVK_WRAP(Fread, size_t, (void *b, size_t s, size_t k, FILE *f),
+          guard(b, product(s, k), true), (b, s, k, f))
+NPVK_WRAP(FwriteUnlocked, size_t, (const void *b, size_t s, size_t k, FILE *f),
+          guard(b, product(s, k), false), (b, s, k, f))
+NPVK_WRAP(FreadUnlocked, size_t, (void *b, size_t s, size_t k, FILE *f),
+          guard(b, product(s, k), true), (b, s, k, f))
+NPVK_WRAP(ReadChk, ssize_t, (int fd, void *b, size_t c, size_t l),
+          guard(b, c, true), (fd, b, c, l))
+NPVK_WRAP(PreadChk, ssize_t, (int fd, void *b, size_t c, off_t o, size_t l),
+          guard(b, c, true), (fd, b, c, o, l))
+NPVK_WRAP(Pread64Chk, ssize_t, (int fd, void *b, size_t c, off64_t o, size_t l),
+          guard(b, c, true), (fd, b, c, o, l))
+NPVK_WRAP(RecvChk, ssize_t, (int fd, void *b, size_t c, size_t l, int f),
+          guard(b, c, true), (fd, b, c, l, f))
+NPVK_WRAP(RecvfromChk, ssize_t,
+          (int fd, void *b, size_t c, size_t l, int f, struct sockaddr *a, socklen_t *al),
+          guard(b, c, true),
+          (fd, b, c, l, f, a, al))
+NPVK_WRAP(FreadChk, size_t, (void *b, size_t l, size_t s, size_t k, FILE *f),
+          guard(b, product(s, k), true), (b, l, s, k, f))
+NPVK_WRAP(FreadUnlockedChk, size_t, (void *b, size_t l, size_t s, size_t k, FILE *f),
+          guard(b, product(s, k), true), (b, l, s, k, f))
 // clang-format on
 
 #undef NPVK_WRAP
@@ -270,6 +305,31 @@ const Entry kEntries[] = {
 };
 #undef NPVK_ENTRY
 
+int find_main_program(struct dl_phdr_info *info, size_t, void *data) {
+  auto *f = static_cast<uintptr_t *>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+    uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && *f >= start && *f < start + ph.p_memsz) *f = 0;
+  }
+  return 1;  // the main program comes first
+}
+
+// The definition a call would reach: the global one, so that an LD_PRELOAD
+// interposer stays in the chain. But a non-PIE program that takes a
+// function's address makes its own PLT entry the canonical address, and
+// calling that would come back through the patched slot: then the C
+// library's own definition.
+void *original(const char *name) {
+  void *f = dlsym(RTLD_DEFAULT, name);
+  auto at = reinterpret_cast<uintptr_t>(f);
+  if (!f) return nullptr;
+  dl_iterate_phdr(find_main_program, &at);
+  if (at != 0) return f;
+  void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  return libc ? dlsym(libc, name) : nullptr;
+}
+
 }  // namespace
 
 void rescan_syscall_guard_later() {
@@ -282,11 +342,11 @@ void install_syscall_guard() {
   if (env && std::strcmp(env, "0") == 0) return;
   std::vector<GotHook> hooks;
   for (const Entry &e : kEntries) {
-    if (!g_real[e.fn]) g_real[e.fn] = dlsym(RTLD_DEFAULT, e.name);
+    if (!g_real[e.fn]) g_real[e.fn] = original(e.name);
     if (g_real[e.fn]) hooks.push_back({e.name, e.wrapper});
   }
 #if defined(__x86_64__)
-  if (!npvk_real_dlopen) npvk_real_dlopen = dlsym(RTLD_DEFAULT, "dlopen");
+  if (!npvk_real_dlopen) npvk_real_dlopen = original("dlopen");
   if (npvk_real_dlopen) hooks.push_back({"dlopen", reinterpret_cast<void *>(npvk_guard_dlopen)});
 #endif
   g_rescan_pending.store(false, std::memory_order_relaxed);
