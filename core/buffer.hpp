@@ -46,6 +46,9 @@ class Buffer {
   bool device_newer = false;
   // Set by the observer of managed memory: its record of this buffer.
   void *managed = nullptr;
+  // The owner freed the memory while recorded work still used it: nothing
+  // after that work reads the contents, so stores into it may be left out.
+  bool discarded = false;
 
  private:
   std::shared_ptr<Context> ctx_;

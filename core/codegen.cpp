@@ -2,6 +2,7 @@
 
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
@@ -158,20 +159,25 @@ const DtypeInfo &result_type(const KernelSpec &s) {
   return dtype_info(s.operands[s.nin].dtype);
 }
 
-std::string scalar_load(const DtypeInfo &d, int k) {
-  std::string bits = "pc.operand[" + std::to_string(k) + "]";
+// A scalar slot's value from its 64 bits.
+std::string scalar_load(const DtypeInfo &d, const std::string &bits) {
   switch (d.dtype) {
-    case NPVK_BOOL: return "(" + bits + " != 0ul)";
-    case NPVK_FLOAT32: return "uintBitsToFloat(uint(" + bits + "))";
-    case NPVK_FLOAT64: return "uint64BitsToDouble(" + bits + ")";
-    case NPVK_UINT64: return bits;
-    default: return std::string(d.glsl_compute) + "(" + bits + ")";
+    case NPVK_BOOL:
+      return "(" + bits + " != 0ul)";
+    case NPVK_FLOAT32:
+      return "uintBitsToFloat(uint(" + bits + "))";
+    case NPVK_FLOAT64:
+      return "uint64BitsToDouble(" + bits + ")";
+    case NPVK_UINT64:
+      return bits;
+    default:
+      return std::string(d.glsl_compute) + "(" + bits + ")";
   }
 }
 
-std::string element_ref(const DtypeInfo &d, int k, const std::string &offset) {
-  return std::string("Ref_") + d.suffix + "(pc.operand[" + std::to_string(k) + "] + uint64_t(" +
-         offset + ") * " + std::to_string(d.itemsize) + "ul).v";
+std::string element_ref(const DtypeInfo &d, const std::string &base, const std::string &offset) {
+  return std::string("Ref_") + d.suffix + "(" + base + " + uint64_t(" + offset + ") * " +
+         std::to_string(d.itemsize) + "ul).v";
 }
 
 void emit_int_template(std::ostringstream &out, const char *type, bool is_signed, int bits) {
@@ -211,8 +217,10 @@ std::string is_nan(const DtypeInfo &d, const std::string &x) {
 }
 std::string is_finite(const DtypeInfo &d, const std::string &x) {
   if (d.kind != DtypeKind::Float && std::string(d.glsl_compute) != "double") return "true";
+  // The exponent is in the high word: 32-bit operations are cheaper on some
+  // devices (lavapipe) than 64-bit ones.
   return std::string(d.glsl_compute) == "double"
-             ? "((doubleBitsToUint64(" + x + ") & 0x7ff0000000000000UL) != 0x7ff0000000000000UL)"
+             ? "((unpackDouble2x32(" + x + ").y & 0x7ff00000u) != 0x7ff00000u)"
              : "((floatBitsToUint(" + x + ") & 0x7f800000u) != 0x7f800000u)";
 }
 
@@ -222,7 +230,8 @@ std::string is_finite(const DtypeInfo &d, const std::string &x) {
 // division by zero where the op divides by (or takes the log of, or raises to
 // a negative power) zero, else an overflow. Integer division by zero is a
 // division by zero. Underflow is not reported (NumPy ignores it by default).
-std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a) {
+std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a,
+                          const std::string &flags) {
   const DtypeInfo &in = loop_type(s);
   const DtypeInfo &res = result_type(s);
   std::string code;
@@ -241,10 +250,15 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
       case NPVK_OP_POWER: zero_division = a[0] + " == " + zero(in); break;
       default: zero_division = "false"; break;
     }
+    // Only a NaN or infinite result can raise anything: one test of the
+    // result's exponent per element, the rest in the rare branch.
+    code += "    if (!" + is_finite(res, "r") + ") {\n";
     code += "    uint fpe = 0u;\n";
     code += "    if (" + is_nan(res, "r") + " && !(" + any_nan + ")) fpe |= 8u;\n";
-    code += "    if (!" + is_finite(res, "r") + " && !" + is_nan(res, "r") + " && (" + all_finite +
-            ")) fpe |= (" + zero_division + ") ? 1u : 2u;\n";
+    code += "    if (!" + is_nan(res, "r") + " && (" + all_finite + ")) fpe |= (" + zero_division +
+            ") ? 1u : 2u;\n";
+    code += "    if (fpe != 0u) atomicOr(FpFlags(" + flags + ").v, fpe);\n    }\n";
+    return code;
   } else if (is_integer(in.dtype) && (s.op == NPVK_OP_FLOOR_DIVIDE ||
                                       s.op == NPVK_OP_REMAINDER || s.op == NPVK_OP_FMOD)) {
     code += "    uint fpe = (" + a[1] + " == " + zero(in) + ") ? 1u : 0u;\n";
@@ -252,7 +266,7 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
     return code;
   }
   // Rare, so the atomic costs nothing in the common case.
-  code += "    if (fpe != 0u) atomicOr(FpFlags(pc.flags).v, fpe);\n";
+  code += "    if (fpe != 0u) atomicOr(FpFlags(" + flags + ").v, fpe);\n";
   return code;
 }
 
@@ -269,17 +283,91 @@ std::string KernelSpec::key() const {
   std::string k = op_info(op).name;
   k += "(";
   for (uint32_t i = 0; i < count(); ++i) {
-    if (i == nin) k += ")->";
-    else if (i) k += ",";
+    if (i == nin)
+      k += ")->";
+    else if (i)
+      k += ",";
     k += dtype_info(operands[i].dtype).suffix;
     if (operands[i].scalar) k += "s";
   }
   return k + (contiguous ? "/c" : "/r" + std::to_string(rank));
 }
 
-std::string generate_glsl(const KernelSpec &s, const DeviceTraits &traits) {
-  const uint32_t n = s.count();
-  const DtypeInfo &loop = loop_type(s);
+std::string FusedKernelSpec::key() const {
+  std::string k = "s:";
+  for (size_t i = 0; i < slots.size(); ++i) {
+    k += (i ? "," : "") + std::string(dtype_info(slots[i].dtype).suffix);
+    if (slots[i].scalar) k += "s";
+    if (!slots[i].stored) k += "-";
+  }
+  k += "|";
+  for (size_t j = 0; j < steps.size(); ++j) {
+    const KernelSpec &op = steps[j].op;
+    k += (j ? ";" : "") + std::string(op_info(op.op).name) + "(";
+    for (uint32_t i = 0; i < op.count(); ++i) {
+      if (i == op.nin)
+        k += ")->";
+      else if (i)
+        k += ",";
+      k += std::to_string(steps[j].slot[i]);
+    }
+  }
+  return k + (contiguous ? "/c" : "/r" + std::to_string(rank));
+}
+
+namespace {
+
+// Which shader templates a kernel's steps need, each emitted once.
+struct Templates {
+  bool math_f64 = false;
+  bool float_type[2] = {false, false};  // float32, float64
+  bool divmod[2] = {false, false};
+  std::set<std::tuple<std::string, bool, int>> ints;  // type, signed, bits
+
+  void add(const KernelSpec &op) {
+    const DtypeInfo &loop = loop_type(op);
+    math_f64 = math_f64 || uses_math_f64(op);
+    if (loop.kind == DtypeKind::Float) {
+      const int f64 = loop.dtype == NPVK_FLOAT64;
+      float_type[f64] = true;
+      divmod[f64] = divmod[f64] || op.op == NPVK_OP_FMOD || op.op == NPVK_OP_REMAINDER ||
+                    op.op == NPVK_OP_FLOOR_DIVIDE;
+    } else if (loop.kind != DtypeKind::Bool) {
+      ints.emplace(loop.glsl_compute, loop.kind == DtypeKind::Signed, loop.itemsize == 8 ? 64 : 32);
+    }
+  }
+
+  void emit(std::ostringstream &out) const {
+    // The math library reads its constant tables from a buffer: a dynamically
+    // indexed GLSL constant array is copied into every invocation's private
+    // memory on some drivers (lavapipe), which costs more than the math.
+    if (math_f64)
+      out << "#define NPVK_F64_TABLES pc.tables\n" << shader_text("math_f64.glsl") << "\n";
+    for (int f64 = 0; f64 < 2; ++f64)
+      if (float_type[f64]) emit_float_template(out, f64 != 0, divmod[f64]);
+    for (const auto &t : ints)
+      emit_int_template(out, std::get<0>(t).c_str(), std::get<1>(t), std::get<2>(t));
+  }
+};
+
+std::string storage_value(const DtypeInfo &d, const std::string &r) {
+  return d.kind == DtypeKind::Bool ? "uint8_t(" + r + " ? 1 : 0)"
+                                   : std::string(d.glsl_storage) + "(" + r + ")";
+}
+
+// A stored element as a loop reads it, in its compute type.
+std::string loaded_value(const DtypeInfo &d, const std::string &stored) {
+  if (d.kind == DtypeKind::Bool) return "(" + stored + " != uint8_t(0))";
+  return std::string(d.glsl_compute) + "(" + stored + ")";
+}
+
+}  // namespace
+
+std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) {
+  (void)traits;
+  const uint32_t nslots = uint32_t(s.slots.size());
+  require(nslots <= kMaxKernelSlots && !s.steps.empty(), NPVK_ERR_INTERNAL,
+          "a kernel needs 1 to " + std::to_string(kMaxKernelSlots) + " slots and a step");
   std::ostringstream out;
   out << "#version 460\n// npvk kernel " << s.key() << "\n"
       << "#extension GL_EXT_buffer_reference : require\n"
@@ -288,80 +376,120 @@ std::string generate_glsl(const KernelSpec &s, const DeviceTraits &traits) {
          "#extension GL_EXT_shader_16bit_storage : require\n"
       << "layout(local_size_x = " << kWorkgroupSize << ") in;\n";
 
-  std::set<npvk_dtype> stored;
-  for (uint32_t k = 0; k < n; ++k)
-    if (!s.operands[k].scalar) stored.insert(s.operands[k].dtype);
-  for (npvk_dtype d : stored) {
+  // Which memory slots the loop loads from or stores to.
+  std::vector<bool> loaded(nslots, false), touched(nslots, false);
+  {
+    std::vector<bool> written(nslots, false);
+    for (const FusedKernelSpec::Step &st : s.steps) {
+      for (uint32_t k = 0; k < st.op.nin; ++k)
+        if (!written[st.slot[k]] && !s.slots[st.slot[k]].scalar) loaded[st.slot[k]] = true;
+      for (uint32_t k = st.op.nin; k < st.op.count(); ++k) written[st.slot[k]] = true;
+    }
+    for (uint32_t k = 0; k < nslots; ++k)
+      touched[k] = loaded[k] || (written[k] && s.slots[k].stored);
+  }
+  std::set<npvk_dtype> stored_types;
+  for (uint32_t k = 0; k < nslots; ++k)
+    if (touched[k]) stored_types.insert(s.slots[k].dtype);
+  for (npvk_dtype d : stored_types) {
     const DtypeInfo &di = dtype_info(d);
     out << "layout(buffer_reference, std430, buffer_reference_align = " << di.itemsize
         << ") buffer Ref_" << di.suffix << " { " << di.glsl_storage << " v; };\n";
   }
   out << "layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Meta "
          "{ int64_t v[]; };\n"
-      << "layout(push_constant, std430) uniform Push {\n  uint64_t operand[" << kMaxOperands
+      << "layout(push_constant, std430) uniform Push {\n  uint64_t operand[" << kPushSlots
       << "];\n  uint64_t meta;\n  uint64_t count;\n  uint64_t tables;\n  uint64_t flags;\n} pc;\n"
-      << "layout(buffer_reference, std430, buffer_reference_align = 4) buffer FpFlags { uint v; };\n";
+      << "layout(buffer_reference, std430, buffer_reference_align = 4) buffer FpFlags { uint v; "
+         "};\n";
+  // Only a slot's last write in the kernel is stored: no other invocation
+  // reads it meanwhile (the planner guarantees), and this one has the value
+  // in a register.
+  std::vector<size_t> last_write(nslots, 0);
+  for (size_t j = 0; j < s.steps.size(); ++j)
+    for (uint32_t k = s.steps[j].op.nin; k < s.steps[j].op.count(); ++k)
+      last_write[s.steps[j].slot[k]] = j;
+  Templates templates;
+  for (const FusedKernelSpec::Step &st : s.steps) templates.add(st.op);
+  templates.emit(out);
 
-  const bool math = uses_math_f64(s);
-  // The math library reads its constant tables from a buffer: a dynamically
-  // indexed GLSL constant array is copied into every invocation's private
-  // memory on some drivers (lavapipe), which costs more than the math.
-  if (math) out << "#define NPVK_F64_TABLES pc.tables\n" << shader_text("math_f64.glsl") << "\n";
-  if (loop.kind == DtypeKind::Float) {
-    const bool divmod = s.op == NPVK_OP_FMOD || s.op == NPVK_OP_REMAINDER ||
-                        s.op == NPVK_OP_FLOOR_DIVIDE;
-    emit_float_template(out, loop.dtype == NPVK_FLOAT64, divmod);
-  } else if (loop.kind != DtypeKind::Bool) {
-    bool wide = loop.itemsize == 8, sgn = loop.kind == DtypeKind::Signed;
-    emit_int_template(out, loop.glsl_compute, sgn, wide ? 64 : 32);
-  }
-  (void)traits;
-
+  // Slots past the push constants come first in the argument table.
+  const uint32_t extra = nslots > kPushSlots ? nslots - kPushSlots : 0;
   out << "void main() {\n"
-      << "  const uint64_t step = uint64_t(gl_NumWorkGroups.x) * " << kWorkgroupSize << "ul;\n"
-      << "  for (uint64_t i = uint64_t(gl_GlobalInvocationID.x); i < pc.count; i += step) {\n";
-  std::vector<std::string> offset(n);
-  if (s.contiguous) {
-    for (uint32_t k = 0; k < n; ++k) offset[k] = "i";
-  } else {
-    // Shape, then each operand's element strides, as plan_iteration made them.
-    out << "    Meta m = Meta(pc.meta);\n    int64_t rest = int64_t(i);\n";
-    for (uint32_t k = 0; k < n; ++k) {
+      << "  const uint64_t step = uint64_t(gl_NumWorkGroups.x) * " << kWorkgroupSize << "ul;\n";
+  if (extra || !s.contiguous) out << "  Meta m = Meta(pc.meta);\n";
+  // Each slot's address or scalar bits, and the value of scalars, once per
+  // invocation; memory values per element.
+  std::vector<std::string> base(nslots), value(nslots);
+  for (uint32_t k = 0; k < nslots; ++k) {
+    if (!touched[k] && !s.slots[k].scalar) continue;
+    base[k] = "p" + std::to_string(k);
+    out << "  const uint64_t " << base[k] << " = "
+        << (k < kPushSlots ? "pc.operand[" + std::to_string(k) + "]"
+                           : "uint64_t(m.v[" + std::to_string(k - kPushSlots) + "])")
+        << ";\n";
+    if (!s.slots[k].scalar) continue;
+    const DtypeInfo &d = dtype_info(s.slots[k].dtype);
+    value[k] = "c" + std::to_string(k);
+    out << "  const " << d.glsl_compute << " " << value[k] << " = " << scalar_load(d, base[k])
+        << ";\n";
+  }
+  out << "  for (uint64_t i = uint64_t(gl_GlobalInvocationID.x); i < pc.count; i += step) {\n";
+  std::vector<std::string> offset(nslots, "i");
+  if (!s.contiguous) {
+    // Shape, then each slot's element strides, as the planner merged them.
+    out << "    int64_t rest = int64_t(i);\n";
+    for (uint32_t k = 0; k < nslots; ++k) {
+      if (!touched[k]) continue;
       offset[k] = "o" + std::to_string(k);
       out << "    int64_t " << offset[k] << " = 0l;\n";
     }
     for (int d = int(s.rank) - 1; d >= 0; --d) {
-      out << "    {\n      int64_t extent = m.v[" << d << "];\n"
+      out << "    {\n      int64_t extent = m.v[" << extra + d << "];\n"
           << "      int64_t c = " << (d == 0 ? "rest" : "rest % extent") << ";\n";
       if (d > 0) out << "      rest /= extent;\n";
-      for (uint32_t k = 0; k < n; ++k)
-        if (!s.operands[k].scalar)
-          out << "      " << offset[k] << " += c * m.v[" << s.rank * (k + 1) + d << "];\n";
+      for (uint32_t k = 0; k < nslots; ++k)
+        if (touched[k])
+          out << "      " << offset[k] << " += c * m.v[" << extra + s.rank * (k + 1) + d << "];\n";
       out << "    }\n";
     }
   }
-  std::vector<std::string> args;
-  for (uint32_t k = 0; k < s.nin; ++k) {
-    const DtypeInfo &d = dtype_info(s.operands[k].dtype);
-    std::string value;
-    if (s.operands[k].scalar) value = scalar_load(d, int(k));
-    else if (d.kind == DtypeKind::Bool) value = "(" + element_ref(d, int(k), offset[k]) + " != uint8_t(0))";
-    else value = std::string(d.glsl_compute) + "(" + element_ref(d, int(k), offset[k]) + ")";
-    std::string name = "a" + std::to_string(k);
-    out << "    " << d.glsl_compute << " " << name << " = " << value << ";\n";
-    args.push_back(name);
+  for (uint32_t k = 0; k < nslots; ++k) {
+    if (s.slots[k].scalar) continue;
+    const DtypeInfo &d = dtype_info(s.slots[k].dtype);
+    value[k] = "v" + std::to_string(k);
+    out << "    " << d.glsl_compute << " " << value[k];
+    if (loaded[k]) out << " = " << loaded_value(d, element_ref(d, base[k], offset[k]));
+    out << ";\n";
   }
-  const DtypeInfo &res = result_type(s);
-  // `precise` forbids the driver from contracting or reassociating, which
-  // would change the last bit compared with NumPy.
-  out << "    " << (res.kind == DtypeKind::Float ? "precise " : "") << res.glsl_compute
-      << " r = " << op_expr(s, args) << ";\n";
-  out << fp_flags_code(s, args);
-  for (uint32_t k = s.nin; k < n; ++k) {
-    const DtypeInfo &d = dtype_info(s.operands[k].dtype);
-    std::string value = d.kind == DtypeKind::Bool ? "uint8_t(r ? 1 : 0)"
-                                                  : std::string(d.glsl_storage) + "(r)";
-    out << "    " << element_ref(d, int(k), offset[k]) << " = " << value << ";\n";
+  for (size_t j = 0; j < s.steps.size(); ++j) {
+    const FusedKernelSpec::Step &st = s.steps[j];
+    const KernelSpec &op = st.op;
+    out << "    {  // " << op_info(op.op).name << "\n";
+    std::vector<std::string> args;
+    for (uint32_t k = 0; k < op.nin; ++k) {
+      const DtypeInfo &d = dtype_info(op.operands[k].dtype);
+      std::string name = "a" + std::to_string(k);
+      out << "    " << d.glsl_compute << " " << name << " = " << value[st.slot[k]] << ";\n";
+      args.push_back(name);
+    }
+    const DtypeInfo &res = result_type(op);
+    // `precise` forbids the driver from contracting or reassociating, which
+    // would change the last bit compared with NumPy; it also keeps fused ops
+    // from merging into one another.
+    out << "    " << (res.kind == DtypeKind::Float ? "precise " : "") << res.glsl_compute
+        << " r = " << op_expr(op, args) << ";\n";
+    out << fp_flags_code(op, args, "pc.flags + " + std::to_string(4 * j) + "ul");
+    for (uint32_t k = op.nin; k < op.count(); ++k) {
+      const uint32_t slot = st.slot[k];
+      const DtypeInfo &d = dtype_info(s.slots[slot].dtype);
+      std::string t = "t" + std::to_string(k);
+      out << "    " << d.glsl_storage << " " << t << " = " << storage_value(d, "r") << ";\n";
+      if (s.slots[slot].stored && last_write[slot] == j)
+        out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
+      out << "    " << value[slot] << " = " << loaded_value(d, t) << ";\n";
+    }
+    out << "    }\n";
   }
   out << "  }\n}\n";
   return out.str();

@@ -1,12 +1,13 @@
 #include "core/context.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <numeric>
 #include <string>
+#include <unordered_map>
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
@@ -33,28 +34,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 const vk::PushLayout &expected_push_layout() {
-  static const vk::PushLayout layout{sizeof(PushConstants),
-                                     {offsetof(PushConstants, operand),
-                                      offsetof(PushConstants, meta),
-                                      offsetof(PushConstants, count),
-                                      offsetof(PushConstants, tables),
-                                      offsetof(PushConstants, flags)}};
+  static const vk::PushLayout layout{
+      sizeof(PushConstants),
+      {offsetof(PushConstants, operand), offsetof(PushConstants, meta),
+       offsetof(PushConstants, count), offsetof(PushConstants, tables),
+       offsetof(PushConstants, flags)}};
   return layout;
-}
-
-// Views whose elements interleave without touching (a[0::2] and a[1::2]):
-// every element of each starts at its offset modulo g, the gcd of all
-// strides, so they never meet when those residues are at least an element
-// apart.
-bool interleaved_apart(const View &a, const View &b) {
-  int64_t g = 0;
-  for (const View *v : {&a, &b})
-    for (uint32_t d = 0; d < v->ndim; ++d)
-      if (v->shape[d] > 1) g = std::gcd(g, v->strides[d] < 0 ? -v->strides[d] : v->strides[d]);
-  if (g == 0) return false;  // single elements: the extents decided already
-  int64_t sa = dtype_info(a.dtype).itemsize, sb = dtype_info(b.dtype).itemsize;
-  int64_t d = ((int64_t(a.offset) - int64_t(b.offset)) % g + g) % g;  // a - b, modulo g
-  return d >= sb && g - d >= sa;
 }
 
 }  // namespace
@@ -82,6 +67,14 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
       std::make_unique<vk::PipelineFactory>(*ctx->device_, *ctx->cache_, sizeof(PushConstants));
   ctx->executor_ = std::make_unique<vk::Executor>(*ctx->device_, ctx->pipelines_->layout());
   ctx->traits_.float64 = ctx->device_->info().float64;
+  // A CPU driver runs workgroups on a few threads: many elements per
+  // invocation amortise each invocation's setup (slot addresses, scalars).
+  ctx->max_groups_ = ctx->device_->info().max_workgroup_count_x;
+  if (ctx->device_->info().type == NPVK_DEVICE_CPU) ctx->max_groups_ = 256;
+  if (const char *groups = std::getenv("NPVK_MAX_WORKGROUPS"))
+    ctx->max_groups_ = std::max<uint64_t>(1, std::strtoull(groups, nullptr, 10));
+  const char *fusion = std::getenv("NPVK_FUSION");
+  ctx->fuse_ = !(fusion && std::strcmp(fusion, "0") == 0);
   const std::vector<double> &tables = math_f64_table_data();
   ctx->tables_ = std::make_unique<vk::DeviceBuffer>(
       *ctx->device_, std::max<uint64_t>(tables.size() * sizeof(double), 8),
@@ -407,7 +400,7 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
       const View &a = *operands[k], &b = *operands[o];
       if (k == o || a.scalar || a.buffer != b.buffer) continue;
       bool disjoint = extent[k].second <= extent[o].first || extent[o].second <= extent[k].first ||
-                      interleaved_apart(a, b);
+                      views_interleave_apart(a, b);
       bool same = k < nin && a.offset == b.offset && a.dtype == b.dtype &&
                   (space.strides.empty() || space.strides[k] == space.strides[o]);
       require(disjoint || same || space.count == 0, NPVK_ERR_INVALID_ARGUMENT,
@@ -419,50 +412,44 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
   if (!replace_last) ++stats_.ops_recorded;
   if (space.count == 0) return;
 
-  KernelSpec spec;
-  spec.op = op;
-  spec.nin = nin;
-  spec.nout = n - nin;
-  for (uint32_t k = 0; k < n; ++k) spec.operands[k] = {dtypes[k], operands[k]->scalar};
-  spec.contiguous = space.contiguous;
-  spec.rank = space.contiguous ? 0 : space.rank;
-  const Kernel &kernel = kernel_for(spec);
-
-  PendingOp pending;
-  pending.op = op;
-  vk::Dispatch &d = pending.dispatch;
-  d.pipeline = kernel.pipeline;
-  d.push.count = uint64_t(space.count);
-  d.push.tables = tables_->address();
+  // Managed memory may flush here (a mirrored upload must wait for queued
+  // work that reads the old contents). The queued row that a merged op would
+  // replace then ran already: refuse the merge, so that the caller records
+  // this row on its own rather than running the earlier rows twice.
+  const uint64_t flushes = stats_.flushes;
   for (uint32_t k = 0; k < n; ++k) {
     const View &v = *operands[k];
-    if (v.scalar) {
-      d.push.operand[k] = v.scalar_bits;
-      continue;
-    }
-    d.push.operand[k] = v.buffer->device->address() + v.offset;
-    d.accesses.push_back({v.buffer.get(), uint64_t(extent[k].first), uint64_t(extent[k].second),
-                          k >= nin});
-    pending.keep_alive.push_back(v.buffer);
-    if (v.buffer->managed && observer_) observer_->before_use(*v.buffer, k >= nin);
-    if (k >= nin && v.buffer->host && !v.buffer->zero_copy) v.buffer->device_newer = true;
+    if (!v.scalar && v.buffer->managed && observer_) observer_->before_use(*v.buffer, k >= nin);
   }
-  if (!space.contiguous) {
-    d.meta = space.shape;
-    for (uint32_t k = 0; k < n; ++k)
-      d.meta.insert(d.meta.end(), space.strides[k].begin(), space.strides[k].end());
+  require(!replace_last || (stats_.flushes == flushes && !pending_.empty()), NPVK_ERR_INTERNAL,
+          "the queued row was flushed while its next row was recorded");
+
+  RecordedOp rec;
+  rec.spec.op = op;
+  rec.spec.nin = nin;
+  rec.spec.nout = n - nin;
+  rec.operands.reserve(n);
+  rec.lo.resize(n);
+  rec.hi.resize(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    const View &v = *operands[k];
+    rec.spec.operands[k] = {dtypes[k], v.scalar};
+    rec.operands.push_back(v);
+    rec.lo[k] = extent[k].first;
+    rec.hi[k] = extent[k].second;
+    if (!v.scalar && k >= nin && v.buffer->host && !v.buffer->zero_copy)
+      v.buffer->device_newer = true;
   }
-  uint64_t groups = (uint64_t(space.count) + kWorkgroupSize - 1) / kWorkgroupSize;
-  d.groups = uint32_t(std::min<uint64_t>(groups, device_->info().max_workgroup_count_x));
+  rec.space = std::move(space);
   if (replace_last) {
-    pending_.back() = std::move(pending);
+    pending_.back() = std::move(rec);
     return;
   }
-  pending_.push_back(std::move(pending));
+  pending_.push_back(std::move(rec));
   if (pending_.size() >= kMaxPendingOps) flush();
 }
 
-const Context::Kernel &Context::kernel_for(const KernelSpec &spec) {
+const Context::Kernel &Context::kernel_for(const FusedKernelSpec &spec) {
   std::string key = spec.key();
   auto it = kernels_.find(key);
   if (it != kernels_.end()) {
@@ -470,22 +457,21 @@ const Context::Kernel &Context::kernel_for(const KernelSpec &spec) {
     return it->second;
   }
   auto start = std::chrono::steady_clock::now();
-  std::vector<uint32_t> spirv = spirv_for(spec);
+  std::vector<uint32_t> spirv = spirv_for(spec, key);
   Kernel kernel;
   kernel.pipeline = pipelines_->create(spirv);
   ++stats_.pipelines_created;
   stats_.compile_seconds += seconds_since(start);
-  return kernels_.emplace(key, kernel).first->second;
+  return kernels_.emplace(std::move(key), kernel).first->second;
 }
 
-std::vector<uint32_t> Context::spirv_for(const KernelSpec &spec) {
+std::vector<uint32_t> Context::spirv_for(const FusedKernelSpec &spec, const std::string &key) {
   std::string source = generate_glsl(spec, traits_);
   // For kernel work: dump every generated source, and let a hand-edited one
-  // stand in for it (see docs/architecture.md).
+  // stand in for it (see docs/architecture.md). Fused keys are long, so
+  // files are named by a hash of the key.
   if (const char *dir = std::getenv("NPVK_DEBUG_KERNEL_DIR")) {
-    std::string file = spec.key();
-    for (char &c : file)
-      if (c == '/' || c == '>') c = '_';
+    std::string file = hash128(key.data(), key.size()).hex().substr(0, 16);
     std::ifstream in(std::string(dir) + "/" + file + ".glsl");
     if (in) {
       source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -497,9 +483,9 @@ std::vector<uint32_t> Context::spirv_for(const KernelSpec &spec) {
   const npvk_device_info &info = device_->info();
   // The SPIR-V depends only on the source, but a driver update may want
   // different code from us one day: key by driver and version too.
-  Hash128 key = hash128(source + "\n//" + NPVK_VERSION_STRING + "\n//" +
-                        hash128(info.driver_uuid, sizeof info.driver_uuid).hex());
-  if (auto cached = cache_->load_spirv(key)) {
+  Hash128 cache_key = hash128(source + "\n//" + NPVK_VERSION_STRING + "\n//" +
+                              hash128(info.driver_uuid, sizeof info.driver_uuid).hex());
+  if (auto cached = cache_->load_spirv(cache_key)) {
     try {
       vk::check_push_layout(*cached, expected_push_layout());
       ++stats_.disk_cache_hits;
@@ -508,27 +494,82 @@ std::vector<uint32_t> Context::spirv_for(const KernelSpec &spec) {
       // A damaged entry that still had a valid checksum: rebuild it below.
     }
   }
-  std::vector<uint32_t> spirv = vk::compile_glsl(source, spec.key());
+  std::vector<uint32_t> spirv = vk::compile_glsl(source, key);
   vk::check_push_layout(spirv, expected_push_layout());
   ++stats_.kernels_compiled;
-  cache_->store_spirv(key, spirv);
+  cache_->store_spirv(cache_key, spirv);
   return spirv;
+}
+
+vk::Dispatch Context::dispatch_for(const PlannedKernel &k) {
+  vk::Dispatch d;
+  d.pipeline = kernel_for(k.spec).pipeline;
+  d.push.count = uint64_t(k.space.count);
+  d.push.tables = tables_->address();
+  d.flag_words = uint32_t(k.spec.steps.size());
+  // Slots past the push constants lead the argument table.
+  if (k.slots.size() > kPushSlots) d.meta.resize(k.slots.size() - kPushSlots);
+  for (size_t s = 0; s < k.slots.size(); ++s) {
+    const SlotBinding &b = k.slots[s];
+    uint64_t value = 0;
+    if (k.spec.slots[s].scalar) {
+      value = b.view->scalar_bits;
+    } else {
+      const bool store = b.written && k.spec.slots[s].stored;
+      if (!b.read && !store) continue;  // a contracted temporary
+      value = b.view->buffer->device->address() + b.view->offset;
+      d.accesses.push_back({b.view->buffer.get(), uint64_t(b.lo), uint64_t(b.hi), store});
+    }
+    if (s < kPushSlots)
+      d.push.operand[s] = value;
+    else
+      d.meta[s - kPushSlots] = int64_t(value);
+  }
+  if (!k.space.contiguous) {
+    d.meta.insert(d.meta.end(), k.space.shape.begin(), k.space.shape.end());
+    for (const std::vector<int64_t> &strides : k.space.strides)
+      d.meta.insert(d.meta.end(), strides.begin(), strides.end());
+  }
+  uint64_t groups = (uint64_t(k.space.count) + kWorkgroupSize - 1) / kWorkgroupSize;
+  d.groups = uint32_t(std::min<uint64_t>(groups, max_groups_));
+  return d;
 }
 
 void Context::flush() {
   if (pending_.empty()) return;
   check_usable();
   auto start = std::chrono::steady_clock::now();
-  std::vector<vk::Dispatch> batch;
-  batch.reserve(pending_.size());
-  for (PendingOp &p : pending_) batch.push_back(std::move(p.dispatch));
   // Whatever happens, the recorded work is consumed: a failed batch is
   // reported once by the call that flushed, not replayed on every later call.
-  std::vector<PendingOp> done;
+  std::vector<RecordedOp> done;
   done.swap(pending_);
-  row_.valid = false;
-  if (observer_) observer_->before_flush();
+  row_ = RowMerge{};  // drops its references to the buffers
+
+  // A buffer is dead when its owner freed it (managed memory) or when the
+  // recorded ops hold its only references (the C ABI's handles are gone).
+  std::unordered_map<const Buffer *, long> recorded_refs;
+  for (const RecordedOp &op : done)
+    for (const View &v : op.operands)
+      if (v.buffer) ++recorded_refs[v.buffer.get()];
+  auto dead = [&](const std::shared_ptr<Buffer> &b) {
+    // The caller's own shared_ptr is one of the recorded references.
+    return b->discarded || b.use_count() == recorded_refs[b.get()];
+  };
+  std::vector<PlannedKernel> kernels = plan_kernels(done, fuse_, dead);
+  std::vector<vk::Dispatch> batch;
+  batch.reserve(kernels.size());
+  try {
+    // Compiled before the pages open up for the device (before_flush).
+    for (const PlannedKernel &k : kernels) batch.push_back(dispatch_for(k));
+  } catch (...) {
+    if (observer_) {
+      observer_->before_flush();
+      observer_->after_flush();
+    }
+    throw;
+  }
   vk::BatchResult result;
+  if (observer_) observer_->before_flush();
   try {
     result = executor_->run(batch);
   } catch (...) {
@@ -540,13 +581,22 @@ void Context::flush() {
   stats_.dispatches += batch.size();
   stats_.barriers += result.barriers;
   stats_.device_seconds += result.device_seconds;
-  for (size_t i = 0; i < done.size(); ++i) {
-    if (!result.fp_flags[i]) continue;
-    npvk_op op = done[i].op;
-    auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(),
-                           [&](const npvk_fp_error &e) { return e.op == uint32_t(op); });
-    if (it != fp_errors_.end()) it->flags |= result.fp_flags[i];
-    else fp_errors_.push_back({uint32_t(op), result.fp_flags[i]});
+  size_t word = 0;
+  for (const PlannedKernel &k : kernels) {
+    if (k.ops.size() > 1) stats_.ops_fused += k.ops.size();
+    for (const FusedKernelSpec::Slot &slot : k.spec.slots) stats_.stores_contracted += !slot.stored;
+    stats_.bytes_contracted += k.contracted_bytes;
+    for (size_t op_index : k.ops) {
+      uint32_t flags = result.fp_flags[word++];
+      if (!flags) continue;
+      uint32_t op = uint32_t(done[op_index].spec.op);
+      auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(),
+                             [&](const npvk_fp_error &e) { return e.op == op; });
+      if (it != fp_errors_.end())
+        it->flags |= flags;
+      else
+        fp_errors_.push_back({op, flags});
+    }
   }
   stats_.flush_seconds += seconds_since(start);
 }
@@ -585,7 +635,6 @@ void Context::save_caches() {
 void Context::abandon() {
   // Leak on purpose: destroying Vulkan objects in a forked child can hang or
   // corrupt the parent's device state.
-  for (PendingOp &p : pending_) p.keep_alive.clear();
   pending_.clear();
   for (auto &weak : buffers_) {
     if (auto buffer = weak.lock()) {

@@ -13,6 +13,7 @@
 
 #include "core/buffer.hpp"
 #include "core/codegen.hpp"
+#include "core/fusion.hpp"
 #include "core/tracked_mutex.hpp"
 #include "core/view.hpp"
 #include "vulkan/executor.hpp"
@@ -70,11 +71,6 @@ class Context : public std::enable_shared_from_this<Context> {
   struct Kernel {
     VkPipeline pipeline = VK_NULL_HANDLE;
   };
-  struct PendingOp {
-    npvk_op op = NPVK_OP_ADD;
-    vk::Dispatch dispatch;
-    std::vector<std::shared_ptr<Buffer>> keep_alive;  // buffers it touches
-  };
   // The queued operation that later inner-loop rows may fold into.
   struct RowMerge {
     bool valid = false;
@@ -89,8 +85,9 @@ class Context : public std::enable_shared_from_this<Context> {
               bool replace_last);
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
   void remember_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
-  const Kernel &kernel_for(const KernelSpec &spec);
-  std::vector<uint32_t> spirv_for(const KernelSpec &spec);
+  const Kernel &kernel_for(const FusedKernelSpec &spec);
+  std::vector<uint32_t> spirv_for(const FusedKernelSpec &spec, const std::string &key);
+  vk::Dispatch dispatch_for(const PlannedKernel &kernel);
   void remember(const std::shared_ptr<Buffer> &buffer);
   void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);
 
@@ -101,8 +98,10 @@ class Context : public std::enable_shared_from_this<Context> {
   std::unique_ptr<vk::Executor> executor_;
   std::unique_ptr<vk::DeviceBuffer> tables_;  // constants of shaders/math_f64.glsl
   DeviceTraits traits_;
+  bool fuse_ = true;  // NPVK_FUSION=0: one kernel per op
+  uint64_t max_groups_ = 1;  // workgroups per dispatch at most
   std::unordered_map<std::string, Kernel> kernels_;
-  std::vector<PendingOp> pending_;
+  std::vector<RecordedOp> pending_;
   RowMerge row_;
   std::vector<npvk_fp_error> fp_errors_;
   std::vector<std::weak_ptr<Buffer>> buffers_;

@@ -10,7 +10,8 @@ namespace {
 
 std::string shape_string(const View &v) {
   std::string s = "(";
-  for (uint32_t d = 0; d < v.ndim; ++d) s += std::to_string(v.shape[d]) + (d + 1 < v.ndim ? ", " : "");
+  for (uint32_t d = 0; d < v.ndim; ++d)
+    s += std::to_string(v.shape[d]) + (d + 1 < v.ndim ? ", " : "");
   return s + (v.ndim == 1 ? ",)" : ")");
 }
 
@@ -49,8 +50,22 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
     }
   }
 
+  std::vector<int64_t> shape(out0.shape.begin(), out0.shape.begin() + nd);
+  std::vector<bool> unit(nops);
+  for (size_t k = 0; k < nops; ++k) unit[k] = !ops[k]->scalar;
+  IterationSpace space = merge_dimensions(shape, strides, unit);
+  space.full_shape = std::move(shape);
+  space.full_strides = std::move(strides);
+  return space;
+}
+
+IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
+                                const std::vector<std::vector<int64_t>> &strides,
+                                const std::vector<bool> &unit) {
+  const size_t nops = strides.size();
   IterationSpace space;
-  space.count = out0.size();
+  space.count = 1;
+  for (int64_t e : shape) space.count *= e;
   space.strides.assign(nops, {});
   if (space.count <= 1) {
     space.contiguous = true;
@@ -58,8 +73,8 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
   }
   // Drop size-1 dimensions, then merge d into the previous kept dimension
   // wherever every operand steps through both as through one.
-  for (uint32_t d = 0; d < nd; ++d) {
-    int64_t extent = out0.shape[d];
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t extent = shape[d];
     if (extent == 1) continue;
     bool merge = !space.shape.empty();
     for (size_t k = 0; merge && k < nops; ++k)
@@ -75,7 +90,7 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
   space.rank = uint32_t(space.shape.size());
   space.contiguous = space.rank == 1;
   for (size_t k = 0; space.contiguous && k < nops; ++k)
-    space.contiguous = ops[k]->scalar || space.strides[k][0] == 1;
+    space.contiguous = !unit[k] || space.strides[k][0] == 1;
   return space;
 }
 

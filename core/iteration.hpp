@@ -22,10 +22,21 @@ struct IterationSpace {
   std::vector<int64_t> shape;    // [rank]
   // [operand][rank]: strides in elements; zero for broadcast dimensions and scalars.
   std::vector<std::vector<int64_t>> strides;
+  // Before merging: the output's shape and [operand][its ndim] element strides,
+  // so that ops over the same shape can be planned as one loop (fusion).
+  std::vector<int64_t> full_shape;
+  std::vector<std::vector<int64_t>> full_strides;
 };
 
 // `operands`: inputs then outputs; all outputs must have the same shape, and
 // each input broadcasts to it. Throws NPVK_ERR_SHAPE_MISMATCH otherwise.
 IterationSpace plan_iteration(const std::vector<const View *> &operands, uint32_t nin);
+
+// The smallest loop nest for operands with these full-rank element strides
+// over `shape` (scalar operands: all-zero strides). `unit` says which operands
+// must have unit stride for the loop to count as contiguous.
+IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
+                                const std::vector<std::vector<int64_t>> &strides,
+                                const std::vector<bool> &unit);
 
 }  // namespace npvk

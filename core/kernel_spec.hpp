@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/iteration.hpp"
 
@@ -17,28 +18,62 @@ struct OperandSpec {
   bool scalar = false;  // read from push constants, not memory
 };
 
+// One elementwise op with its loop's dtypes: what op_table validates and
+// codegen turns into an expression.
 struct KernelSpec {
   npvk_op op = NPVK_OP_ADD;
   uint32_t nin = 0, nout = 0;
   OperandSpec operands[kMaxOperands];  // inputs, then outputs
-  bool contiguous = true;  // one unit-stride dimension: no index arithmetic
-  uint32_t rank = 0;       // loop rank when not contiguous
+  bool contiguous = true;              // one unit-stride dimension: no index arithmetic
+  uint32_t rank = 0;                   // loop rank when not contiguous
 
   uint32_t count() const { return nin + nout; }
   std::string key() const;  // e.g. "add(f8,f8s)->f8/c"
 };
 
+// Memory arrays and scalars a fused kernel reads or writes. The first
+// kPushSlots travel as push constants, the rest in the argument table.
+constexpr uint32_t kMaxKernelSlots = 32;
+constexpr uint32_t kPushSlots = 12;
+// Ops in one fused kernel: bounds the shader's size and its compile time.
+constexpr uint32_t kMaxFusedSteps = 64;
+
+// A kernel that runs a sequence of elementwise ops ("steps") over one
+// iteration space, element by element. A step's operands are slots; a slot
+// written by one step and read by a later one is forwarded in registers, and
+// a slot whose contents nobody reads after the kernel is never stored
+// (contracted).
+struct FusedKernelSpec {
+  struct Slot {
+    npvk_dtype dtype = NPVK_BOOL;
+    bool scalar = false;
+    bool stored = true;  // false: a contracted temporary, written only in registers
+  };
+  struct Step {
+    KernelSpec op;                    // op and dtypes (contiguous/rank unused)
+    uint8_t slot[kMaxOperands] = {};  // inputs, then outputs
+  };
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  bool contiguous = true;
+  uint32_t rank = 0;
+
+  std::string key() const;  // e.g. "s:f8,f8s,f8-|add(0,1)->2;exp(2)->2/c"
+};
+
 // What every kernel receives as push constants. The GLSL side is generated
 // from the same constants, and SPIRV-Cross reflection checks each kernel
-// against this layout.
+// against this layout. 128 bytes is the least every Vulkan device offers.
 struct PushConstants {
-  uint64_t operand[kMaxOperands];  // device address (+ byte offset), or scalar bits
-  uint64_t meta;                   // device address of shape and strides (strided kernels)
-  uint64_t count;                  // elements to compute
-  uint64_t tables;                 // device address of the math library's constant tables
-  uint64_t flags;                  // device address of this dispatch's FP exception word
+  uint64_t operand[kPushSlots];  // device address (+ byte offset), or scalar bits
+  // Device address of the argument table: slots past kPushSlots, then the
+  // loop's shape and each slot's strides (strided kernels).
+  uint64_t meta;
+  uint64_t count;   // elements to compute
+  uint64_t tables;  // device address of the math library's constant tables
+  uint64_t flags;   // device address of this dispatch's FP exception words, one per step
 };
-static_assert(sizeof(PushConstants) == 64, "PushConstants must match the GLSL block");
+static_assert(sizeof(PushConstants) == 128, "PushConstants must match the GLSL block");
 
 constexpr uint32_t kWorkgroupSize = 128;
 

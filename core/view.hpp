@@ -41,6 +41,10 @@ struct View {
   }
 };
 
+// Whether two views of one buffer interleave without touching (a[0::2] and
+// a[1::2]), when their byte extents overlap.
+bool views_interleave_apart(const View &a, const View &b);
+
 // Validates a strided view of `buffer` (see npvk_view_create) and makes it.
 std::shared_ptr<View> make_view(const std::shared_ptr<Buffer> &buffer, uint64_t offset,
                                 npvk_dtype dtype, uint32_t ndim, const int64_t *shape,

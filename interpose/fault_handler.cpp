@@ -1,9 +1,11 @@
 #include "interpose/fault_handler.hpp"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,22 +42,67 @@ void pass_on(int sig, siginfo_t *info, void *ucontext) {
   }
 }
 
+// Resolving a fault may flush, and a flush may compile kernels (shaderc, the
+// driver's LLVM): far more stack than a signal stack has, and the signal
+// stack may be someone else's small one (Python's faulthandler installs
+// its own). So the work runs on a large stack of this thread's own, with a
+// guard page below it, entered with swapcontext.
+constexpr size_t kResolveStackSize = 16u << 20;
+
+struct FaultWork {
+  ManagedMemory *mm = nullptr;
+  void *addr = nullptr;
+  bool write = false;
+  bool ours = false;
+  ucontext_t caller, worker;
+  uint8_t *stack = nullptr;  // lowest usable byte; a guard page below
+};
+thread_local FaultWork t_work;
+
+void resolve_on_own_stack() {
+  FaultWork &w = t_work;
+  try {
+    w.ours = w.mm->handle_fault(w.addr, w.write);
+  } catch (const std::exception &e) {
+    // The data cannot be made current: stopping beats computing on stale data.
+    std::fprintf(stderr, "npvk: cannot make managed memory current after a fault: %s\n",
+                 e.what());
+    std::abort();
+  }
+}
+
+bool resolve(ManagedMemory *mm, void *addr, bool write) {
+  FaultWork &w = t_work;
+  if (!w.stack) {
+    // mmap is async-signal-safe; the stack lives as long as the thread.
+    const size_t page = 4096;
+    void *p = mmap(nullptr, kResolveStackSize + page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return mm->handle_fault(addr, write);  // best effort
+    mprotect(p, page, PROT_NONE);
+    w.stack = static_cast<uint8_t *>(p) + page;
+  }
+  w.mm = mm;
+  w.addr = addr;
+  w.write = write;
+  w.ours = false;
+  getcontext(&w.worker);
+  w.worker.uc_stack.ss_sp = w.stack;
+  w.worker.uc_stack.ss_size = kResolveStackSize;
+  w.worker.uc_link = &w.caller;
+  makecontext(&w.worker, resolve_on_own_stack, 0);
+  swapcontext(&w.caller, &w.worker);
+  return w.ours;
+}
+
 void on_fault(int sig, siginfo_t *info, void *ucontext) {
   int saved_errno = errno;
   ManagedMemory *mm = ManagedMemory::instance();
   // A fault while this thread holds npvk's lock is not a host access to
   // managed memory but a bug in npvk; handling it would deadlock.
   bool ours = false;
-  if (mm && info && info->si_code > 0 && TrackedMutex::held_by_this_thread() == 0) {
-    try {
-      ours = mm->handle_fault(info->si_addr, is_write_fault(ucontext));
-    } catch (const std::exception &e) {
-      // The data cannot be made current: stopping beats computing on stale data.
-      std::fprintf(stderr, "npvk: cannot make managed memory current after a fault: %s\n",
-                   e.what());
-      std::abort();
-    }
-  }
+  if (mm && info && info->si_code > 0 && TrackedMutex::held_by_this_thread() == 0)
+    ours = resolve(mm, info->si_addr, is_write_fault(ucontext));
   errno = saved_errno;
   if (!ours) pass_on(sig, info, ucontext);
 }

@@ -136,6 +136,7 @@ void ManagedMemory::free(void *ptr) {
   if (a->queued) {
     // Queued work still reads or writes it: unmap after that work has run.
     a->freed = true;
+    if (a->buffer) a->buffer->discarded = true;
     return;
   }
   release_allocation(*a);
@@ -154,6 +155,7 @@ void ManagedMemory::release_allocation(Allocation &a) {
     if (a.state != State::Host) protect(a, State::Host);
     a.freed = false;
     a.queued = false;
+    if (a.buffer) a.buffer->discarded = false;
     spare_.emplace(a.mapped, &a);
     spare_bytes_ += a.mapped;
     return;

@@ -71,10 +71,12 @@ BatchResult Executor::run(std::vector<Dispatch> &batch) {
       at += d.meta.size() * sizeof(int64_t);
     }
   }
-  reserve_flags(batch.size());
-  std::memset(flags_->mapped(), 0, batch.size() * sizeof(uint32_t));
-  for (size_t i = 0; i < batch.size(); ++i)
-    batch[i].push.flags = flags_->address() + i * sizeof(uint32_t);
+  uint64_t flag_words = 0;
+  for (const Dispatch &d : batch) flag_words += d.flag_words;
+  reserve_flags(flag_words);
+  std::memset(flags_->mapped(), 0, flag_words * sizeof(uint32_t));
+  for (uint64_t i = 0, word = 0; i < batch.size(); word += batch[i++].flag_words)
+    batch[i].push.flags = flags_->address() + word * sizeof(uint32_t);
   const bool timed = device_.info().timestamps;
   const uint32_t query_count = uint32_t(batch.size() * 2);
   if (timed) reserve_queries(query_count);
@@ -115,7 +117,7 @@ BatchResult Executor::run(std::vector<Dispatch> &batch) {
   }
   device_.submit_and_wait(cmd);
   const auto *words = static_cast<const uint32_t *>(flags_->mapped());
-  result.fp_flags.assign(words, words + batch.size());
+  result.fp_flags.assign(words, words + flag_words);
 
   if (timed) {
     std::vector<uint64_t> stamps(query_count);

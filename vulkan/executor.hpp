@@ -25,13 +25,14 @@ struct Dispatch {
   PushConstants push{};
   std::vector<int64_t> meta;  // copied to the argument arena; push.meta is set at run
   uint32_t groups = 0;
+  uint32_t flag_words = 1;  // FP exception words (one per fused op); push.flags is set at run
   std::vector<Access> accesses;
 };
 
 struct BatchResult {
   uint64_t barriers = 0;
   double device_seconds = 0;
-  std::vector<uint32_t> fp_flags;  // per dispatch: the FP exceptions it raised
+  std::vector<uint32_t> fp_flags;  // every dispatch's flag words, in order: the FP exceptions raised
 };
 
 class Executor {
@@ -54,7 +55,7 @@ class Executor {
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t query_capacity_ = 0;
   std::unique_ptr<DeviceBuffer> arguments_;
-  std::unique_ptr<DeviceBuffer> flags_;  // one word per dispatch of a batch
+  std::unique_ptr<DeviceBuffer> flags_;  // the flag words of a batch
 };
 
 }  // namespace npvk::vk

@@ -12,7 +12,7 @@ import threading
 
 import numpy as _np
 
-from . import _native
+from . import _native, _where
 
 __all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary"]
 
@@ -74,7 +74,7 @@ def _ufunc_config_module():
 def _replace_loops():
     replaced = 0
     for opcode, name, nin, nout, implemented in _native.op_table():
-        ufunc = getattr(_np, name, None)
+        ufunc = _native.where_ufunc() if name == "where" else getattr(_np, name, None)
         if not implemented or not isinstance(ufunc, _np.ufunc):
             continue
         if ufunc.nin != nin or ufunc.nout != nout:
@@ -118,6 +118,7 @@ def enable(min_bytes=None, device=None):
         _np.seterr = _tracking_seterr
         _ufunc_config_module().seterr = _tracking_seterr
         _patch_threads()
+        _where.install(_native, lambda: _min_bytes)
         _native.set_strict_errors(_strict(_np.geterr()))
         _hook_faulthandler()
         _enabled = True
@@ -130,6 +131,7 @@ def disable():
         if not _enabled:
             return
         _native.disable()
+        _where.uninstall()
         if _original_seterr is not None:
             _np.seterr = _original_seterr
             _ufunc_config_module().seterr = _original_seterr

@@ -218,6 +218,8 @@ PyMethodDef g_methods[] = {
     {"op_table", py_op_table, METH_NOARGS, "[(opcode, name, nin, nout, implemented)]"},
     {"device_info", py_device_info, METH_NOARGS, "the device in use"},
     {"active", py_active, METH_NOARGS, "whether arrays go to the device in this process"},
+    {"where_ufunc", [](PyObject *, PyObject *) { return where_ufunc(); }, METH_NOARGS,
+     "np.where(c, x, y) as a ufunc"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "npvk._native", "npvk's NumPy shim", -1,

@@ -52,6 +52,10 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
 void restore_loops();
 int replaced_loop_count();
 
+// where_ufunc.cpp: np.where(c, x, y) as a ufunc (new reference, or null
+// with an exception set).
+PyObject *where_ufunc();
+
 // buffer_access.cpp: make managed memory current before NumPy hands its
 // address to code that cannot fault (buffer protocol, tofile).
 void patch_buffer_access();

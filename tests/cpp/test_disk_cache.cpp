@@ -68,6 +68,8 @@ npvk_stats RunOps(npvk_context ctx) {
   View av = MakeView1D(a_buf, NPVK_UINT16, n), bv = MakeView1D(b_buf, NPVK_UINT16, n);
   View dv = MakeView1D(d_buf, NPVK_UINT16, n), sv = MakeView1D(s_buf, NPVK_UINT16, n);
   EXPECT_TRUE(IsOk(npvk_binary(ctx, NPVK_OP_SUBTRACT, av.get(), bv.get(), dv.get()), "subtract"));
+  // Two flushes, so that the two ops are two kernels rather than one fused one.
+  EXPECT_TRUE(IsOk(npvk_sync(ctx), "sync"));
   EXPECT_TRUE(IsOk(npvk_binary(ctx, NPVK_OP_LEFT_SHIFT, av.get(), bv.get(), sv.get()), "shift"));
   const std::vector<uint16_t> d = Read<uint16_t>(d_buf), s = Read<uint16_t>(s_buf);
   for (int64_t i = 0; i < n; ++i) {

@@ -102,7 +102,8 @@ def candidate_loops():
     with repetitions (NumPy lists some signatures twice, e.g. sqrt 'f->f')."""
     loops = []
     for _opcode, name, nin, nout, implemented in _native.op_table():
-        ufunc = getattr(np, name, None)
+        # np.where is a function; npvk runs it through a ufunc of its own.
+        ufunc = _native.where_ufunc() if name == "where" else getattr(np, name, None)
         if not implemented or not isinstance(ufunc, np.ufunc):
             continue
         if ufunc.nin != nin or ufunc.nout != nout:

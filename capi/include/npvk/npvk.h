@@ -302,6 +302,9 @@ typedef struct npvk_stats {
   double compile_seconds;       /* shaderc plus pipeline creation, host wall time */
   double flush_seconds;         /* host wall time in flushes, waiting included */
   uint64_t rows_merged; /* ops folded into the previous one as another row of it */
+  uint64_t ops_fused;   /* ops that ran in a kernel together with others */
+  uint64_t stores_contracted; /* outputs never written to memory (dead temporaries) */
+  uint64_t bytes_contracted;  /* the bytes those stores would have written */
 } npvk_stats;
 
 NPVK_API npvk_status npvk_context_get_stats(npvk_context ctx, npvk_stats *out);

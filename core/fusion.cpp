@@ -1,0 +1,185 @@
+#include "core/fusion.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <unordered_map>
+
+#include "core/dtype.hpp"
+
+namespace npvk {
+namespace {
+
+bool same_elements(const View &a, const std::vector<int64_t> &a_strides, const View &b,
+                   const std::vector<int64_t> &b_strides) {
+  return a.buffer == b.buffer && a.offset == b.offset && a.dtype == b.dtype &&
+         a_strides == b_strides;
+}
+
+bool same_scalar(const View &a, const View &b) {
+  return a.scalar && b.scalar && a.dtype == b.dtype && a.scalar_bits == b.scalar_bits;
+}
+
+// Builds one kernel from consecutive ops; add() refuses an op that cannot
+// join, and the caller starts the next kernel with it.
+class KernelBuilder {
+ public:
+  explicit KernelBuilder(PlannedKernel &k) : k_(k) {}
+
+  bool add(const RecordedOp &op, size_t index) {
+    if (k_.ops.size() >= kMaxFusedSteps) return false;
+    if (!k_.ops.empty() && op.space.full_shape != shape_) return false;
+    const uint32_t n = uint32_t(op.operands.size());
+    uint8_t slot[kMaxOperands];
+    std::vector<SlotBinding> added;
+    for (uint32_t k = 0; k < n; ++k) {
+      const View &v = op.operands[k];
+      const std::vector<int64_t> &strides = op.space.full_strides[k];
+      const bool write = k >= op.spec.nin;
+      int found = find(v, strides, added);
+      if (found >= 0) {
+        // A slot so far only read becomes written: every other view of its
+        // bytes in the kernel now races with it.
+        if (write && !v.scalar && !written_slot(size_t(found), added) &&
+            conflicts(v, op.lo[k], op.hi[k], write, added, found))
+          return false;
+      } else {
+        if (!v.scalar && conflicts(v, op.lo[k], op.hi[k], write, added, -1)) return false;
+        SlotBinding b;
+        b.view = &v;
+        b.lo = op.lo[k];
+        b.hi = op.hi[k];
+        b.strides = v.scalar ? std::vector<int64_t>(strides.size(), 0) : strides;
+        added.push_back(std::move(b));
+        found = int(k_.slots.size() + added.size() - 1);
+      }
+      slot[k] = uint8_t(found);
+    }
+    if (k_.slots.size() + added.size() > kMaxKernelSlots) return false;
+
+    // Commit.
+    if (k_.ops.empty()) shape_ = op.space.full_shape;
+    for (SlotBinding &b : added) {
+      FusedKernelSpec::Slot s;
+      s.dtype = b.view->dtype;
+      s.scalar = b.view->scalar;
+      k_.spec.slots.push_back(s);
+      k_.slots.push_back(std::move(b));
+    }
+    FusedKernelSpec::Step step;
+    step.op = op.spec;
+    for (uint32_t k = 0; k < n; ++k) {
+      step.slot[k] = slot[k];
+      SlotBinding &b = k_.slots[slot[k]];
+      if (k >= op.spec.nin)
+        b.written = true;
+      else if (!b.written)
+        b.read = true;  // read before any write: loaded from memory
+    }
+    k_.spec.steps.push_back(step);
+    k_.ops.push_back(index);
+    return true;
+  }
+
+ private:
+  int find(const View &v, const std::vector<int64_t> &strides,
+           const std::vector<SlotBinding> &added) const {
+    auto match = [&](const SlotBinding &b) {
+      return v.scalar ? same_scalar(*b.view, v)
+                      : !b.view->scalar && same_elements(*b.view, b.strides, v, strides);
+    };
+    for (size_t s = 0; s < k_.slots.size(); ++s)
+      if (match(k_.slots[s])) return int(s);
+    for (size_t s = 0; s < added.size(); ++s)
+      if (match(added[s])) return int(k_.slots.size() + s);
+    return -1;
+  }
+
+  // Different elements of the same bytes, one of them written: invocations
+  // would race, so the op needs a kernel of its own (after a barrier).
+  bool written_slot(size_t index, const std::vector<SlotBinding> &added) const {
+    return index < k_.slots.size() ? k_.slots[index].written
+                                   : added[index - k_.slots.size()].written;
+  }
+
+  // `self`: the slot that `v` is (not a conflict with itself), or -1.
+  bool conflicts(const View &v, int64_t lo, int64_t hi, bool write,
+                 const std::vector<SlotBinding> &added, int self) const {
+    const SlotBinding *own = nullptr;
+    if (self >= 0)
+      own = size_t(self) < k_.slots.size() ? &k_.slots[size_t(self)]
+                                           : &added[size_t(self) - k_.slots.size()];
+    auto clash = [&](const SlotBinding &b) {
+      if (&b == own || b.view->scalar || b.view->buffer != v.buffer) return false;
+      if (!write && !b.written) return false;
+      if (hi <= b.lo || b.hi <= lo) return false;
+      return !views_interleave_apart(*b.view, v);
+    };
+    return std::any_of(k_.slots.begin(), k_.slots.end(), clash) ||
+           std::any_of(added.begin(), added.end(), clash);
+  }
+
+  PlannedKernel &k_;
+  std::vector<int64_t> shape_;
+};
+
+// Stores that nothing needs: the slot's buffer is dead and no later kernel
+// reads it. (Reads inside the kernel are forwarded in registers.)
+void contract(std::vector<PlannedKernel> &kernels,
+              const std::function<bool(const std::shared_ptr<Buffer> &)> &dead) {
+  std::unordered_map<const Buffer *, size_t> last_reader;
+  for (size_t g = 0; g < kernels.size(); ++g)
+    for (const SlotBinding &b : kernels[g].slots)
+      if (b.read && b.view->buffer) last_reader[b.view->buffer.get()] = g;
+  std::unordered_map<const Buffer *, bool> dead_cache;
+  for (size_t g = 0; g < kernels.size(); ++g) {
+    PlannedKernel &k = kernels[g];
+    for (size_t s = 0; s < k.slots.size(); ++s) {
+      const SlotBinding &b = k.slots[s];
+      if (!b.written) continue;
+      const Buffer *buffer = b.view->buffer.get();
+      auto reader = last_reader.find(buffer);
+      if (reader != last_reader.end() && reader->second > g) continue;
+      auto known = dead_cache.find(buffer);
+      bool is_dead =
+          known != dead_cache.end() ? known->second : (dead_cache[buffer] = dead(b.view->buffer));
+      if (!is_dead) continue;
+      k.spec.slots[s].stored = false;
+      k.contracted_bytes += uint64_t(b.hi - b.lo);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<PlannedKernel> plan_kernels(
+    const std::vector<RecordedOp> &ops, bool fuse,
+    const std::function<bool(const std::shared_ptr<Buffer> &)> &dead) {
+  std::vector<PlannedKernel> kernels;
+  std::unique_ptr<KernelBuilder> builder;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].space.count == 0) continue;
+    if (fuse && builder && builder->add(ops[i], i)) continue;
+    kernels.emplace_back();
+    builder = std::make_unique<KernelBuilder>(kernels.back());
+    builder->add(ops[i], i);  // one op always fits an empty kernel
+    if (!fuse) builder.reset();
+  }
+  if (fuse) contract(kernels, dead);
+
+  for (PlannedKernel &k : kernels) {
+    std::vector<std::vector<int64_t>> strides;
+    std::vector<bool> unit;
+    for (size_t s = 0; s < k.slots.size(); ++s) {
+      const bool memory = !k.spec.slots[s].scalar && (k.slots[s].read || k.spec.slots[s].stored);
+      strides.push_back(memory ? k.slots[s].strides
+                               : std::vector<int64_t>(k.slots[s].strides.size(), 0));
+      unit.push_back(memory);
+    }
+    k.space = merge_dimensions(ops[k.ops.front()].space.full_shape, strides, unit);
+    k.spec.contiguous = k.space.contiguous;
+    k.spec.rank = k.space.contiguous ? 0 : k.space.rank;
+  }
+  return kernels;
+}
+
+}  // namespace npvk

@@ -1,0 +1,62 @@
+"""np.where(condition, x, y) through a ufunc, so that it runs on the device
+and fuses with the elementwise work around it (src/where_ufunc.cpp).
+
+Only calls whose result provably equals np.where's take the ufunc: three
+positional operands that are exact ndarrays or scalars, a numeric or bool
+condition, x and y of a type npvk has, and a result that is not 0-d (a ufunc
+would return a scalar there). Everything else, and work smaller than
+NPVK_MIN_BYTES, goes to NumPy's own where."""
+
+import numpy as _np
+
+_original = None
+_ufunc = None
+_min_bytes = None  # callable: the current NPVK_MIN_BYTES
+_TYPES = frozenset("?bBhHiIlLqQfd")
+_CONDITION_KINDS = frozenset("biuf")
+_SCALARS = (bool, int, float, _np.generic)
+
+
+def _operand(a):
+    return type(a) is _np.ndarray or isinstance(a, _SCALARS)
+
+
+def where(*args, **kwargs):
+    if len(args) == 3 and not kwargs:
+        condition, x, y = args
+        if _operand(condition) and _operand(x) and _operand(y):
+            arrays = [a for a in args if type(a) is _np.ndarray]
+            if (arrays and max(a.ndim for a in arrays) > 0
+                    and max(a.nbytes for a in arrays) >= _min_bytes()
+                    and _np.asarray(condition).dtype.kind in _CONDITION_KINDS):
+                try:
+                    dtype = _np.result_type(x, y)
+                except TypeError:
+                    dtype = None
+                if dtype is not None and dtype.char in _TYPES and dtype.isnative:
+                    t = dtype.char
+                    # 'unsafe' casts only the condition (to its truth value);
+                    # x and y cast safely to their result type.
+                    return _ufunc(condition, x, y, signature=("?", t, t, t), casting="unsafe")
+    return _original(*args, **kwargs)
+
+
+where.__doc__ = _np.where.__doc__
+where.__wrapped__ = _np.where
+
+
+def install(native, min_bytes):
+    global _original, _ufunc, _min_bytes
+    if _original is not None:
+        return
+    _ufunc = native.where_ufunc()
+    _min_bytes = min_bytes
+    _original = _np.where
+    _np.where = where
+
+
+def uninstall():
+    global _original
+    if _original is not None:
+        _np.where = _original
+        _original = None
