@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "interpose/fault_handler.hpp"
+#include "interpose/syscall_guard.hpp"
 
 namespace npvk {
 namespace {
@@ -41,6 +42,7 @@ ManagedMemory &ManagedMemory::enable(const npvk_context_options *options) {
     ContextLock lock(g_instance->ctx_->mutex());
     g_instance->active_ = true;
     install_fault_handler();
+    install_syscall_guard();
     return *g_instance;
   }
   std::shared_ptr<Context> ctx = Context::create(options);
@@ -49,6 +51,7 @@ ManagedMemory &ManagedMemory::enable(const npvk_context_options *options) {
   auto *mm = new ManagedMemory(std::move(ctx));
   mm->ctx_->set_observer(mm);
   install_fault_handler();
+  install_syscall_guard();
   std::atexit(at_exit);
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   g_instance = mm;
@@ -62,13 +65,18 @@ ManagedMemory::ManagedMemory(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)
 }
 
 void ManagedMemory::set_active(bool active) {
-  ContextLock lock(ctx_->mutex());
-  if (!active && active_ && !forked_) sync_all(&npvk_managed_stats::host_syncs_explicit);
-  active_ = active;
+  {
+    ContextLock lock(ctx_->mutex());
+    if (!active && active_ && !forked_) sync_all(&npvk_managed_stats::host_syncs_explicit);
+    active_ = active;
+  }
+  // Every page is read-write now, and only device work protects pages again.
+  if (!active) remove_syscall_guard();
 }
 
 void *ManagedMemory::allocate(uint64_t size, bool zero) {
   uint64_t mapped = ((size ? size : 1) + page_ - 1) / page_ * page_;
+  rescan_syscall_guard();
   {
     ContextLock lock(ctx_->mutex());
     auto spare = spare_.find(mapped);
@@ -79,7 +87,10 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
       if (zero) std::memset(a->base, 0, size);
       a->size = size;
       a->device_valid = false;  // the host may write it without a fault
-      allocations_[reinterpret_cast<uintptr_t>(a->base)] = a;
+      {
+        std::lock_guard<std::mutex> index(index_mutex_);
+        allocations_[reinterpret_cast<uintptr_t>(a->base)] = a;
+      }
       ++stats_.allocations;
       ++stats_.live_allocations;
       stats_.live_bytes += size;
@@ -94,7 +105,10 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   a->size = size;
   a->mapped = mapped;
   ContextLock lock(ctx_->mutex());
-  allocations_[reinterpret_cast<uintptr_t>(p)] = a;
+  {
+    std::lock_guard<std::mutex> index(index_mutex_);
+    allocations_[reinterpret_cast<uintptr_t>(p)] = a;
+  }
   ++stats_.allocations;
   ++stats_.live_allocations;
   stats_.live_bytes += size;
@@ -129,7 +143,10 @@ void ManagedMemory::free(void *ptr) {
 }
 
 void ManagedMemory::release_allocation(Allocation &a) {
-  allocations_.erase(reinterpret_cast<uintptr_t>(a.base));
+  {
+    std::lock_guard<std::mutex> index(index_mutex_);
+    allocations_.erase(reinterpret_cast<uintptr_t>(a.base));
+  }
   // Keep recently freed mappings, with their device buffers, for the next
   // allocation of the same size: NumPy programs free and remake same-sized
   // temporaries all the time, and fresh pages cost a fault and a zero-fill
@@ -173,7 +190,13 @@ std::shared_ptr<Buffer> ManagedMemory::buffer_of(Allocation &a) {
 void ManagedMemory::protect(Allocation &a, State state) {
   if (mprotect(a.base, a.mapped, protection_of(state)) != 0)
     fail(NPVK_ERR_INTERNAL, std::string("mprotect failed: ") + strerror(errno));
-  a.state = state;
+  set_state(a, state);
+}
+
+void ManagedMemory::set_state(Allocation &a, State state) {
+  State old = a.state.exchange(state);
+  if (old == State::Host && state != State::Host) restricted_.fetch_add(1);
+  else if (old != State::Host && state == State::Host) restricted_.fetch_sub(1);
 }
 
 void ManagedMemory::before_use(Buffer &buffer, bool write) {
@@ -231,7 +254,7 @@ void ManagedMemory::after_flush() {
       continue;
     }
     a->queued = false;
-    if (a->buffer && a->buffer->zero_copy) a->state = State::Host;  // pages already read-write
+    if (a->buffer && a->buffer->zero_copy) set_state(*a, State::Host);  // pages already read-write
     if (a->freed) release_allocation(*a);
   }
 }
@@ -283,6 +306,28 @@ void ManagedMemory::host_access(const void *ptr, uint64_t size, bool write) {
     }
     p = a->base + a->mapped;
   }
+}
+
+bool ManagedMemory::needs_access(const void *ptr, uint64_t size, bool write) {
+  std::lock_guard<std::mutex> index(index_mutex_);
+  const auto lo = reinterpret_cast<uintptr_t>(ptr);
+  const uintptr_t hi = lo + size;
+  auto it = allocations_.upper_bound(lo);
+  if (it != allocations_.begin()) --it;
+  for (; it != allocations_.end() && it->first < hi; ++it) {
+    const Allocation &a = *it->second;
+    if (it->first + a.mapped <= lo) continue;
+    State s = a.state;
+    if (write ? s != State::Host : (s == State::Device || s == State::DeviceWrites)) return true;
+  }
+  return false;
+}
+
+void ManagedMemory::syscall_access(const void *ptr, uint64_t size, bool write) {
+  if (!any_restricted() || !needs_access(ptr, size, write)) return;
+  host_access(ptr, size, write);
+  ContextLock lock(ctx_->mutex());
+  ++stats_.syscalls_guarded;
 }
 
 bool ManagedMemory::handle_fault(void *addr, bool write) {

@@ -15,9 +15,11 @@
 
 #include <npvk/npvk.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -33,7 +35,8 @@ class ManagedMemory : public MemoryObserver {
     uint8_t *base = nullptr;
     uint64_t size = 0;    // what the caller asked for
     uint64_t mapped = 0;  // page multiple
-    State state = State::Host;
+    // Atomic: the syscall guard reads it without the context lock.
+    std::atomic<State> state{State::Host};
     std::shared_ptr<Buffer> buffer;  // made on first device use
     bool device_valid = false;       // mirrored: the device copy holds the data
     bool queued = false;             // some queued work uses it
@@ -56,6 +59,11 @@ class ManagedMemory : public MemoryObserver {
   std::shared_ptr<Buffer> buffer_of(Allocation &a);
   // Make [ptr, ptr+size) current for the host, writable when `write`.
   void host_access(const void *ptr, uint64_t size, bool write);
+  // Called by the syscall guard before the kernel reads (write: false) or
+  // writes [ptr, ptr+size): takes the context lock only when that range
+  // holds managed pages the call could not access.
+  void syscall_access(const void *ptr, uint64_t size, bool write);
+  bool any_restricted() const { return restricted_.load(std::memory_order_relaxed) != 0; }
   // Called by the fault handler: returns false when `addr` is not ours.
   bool handle_fault(void *addr, bool write);
   void sync_all(uint64_t npvk_managed_stats::*reason);
@@ -70,6 +78,8 @@ class ManagedMemory : public MemoryObserver {
  private:
   explicit ManagedMemory(std::shared_ptr<Context> ctx);
   void protect(Allocation &a, State state);
+  void set_state(Allocation &a, State state);
+  bool needs_access(const void *ptr, uint64_t size, bool write);
   void make_host_accessible(Allocation &a, bool write);
   void release_allocation(Allocation &a);
   static void at_exit();
@@ -78,7 +88,13 @@ class ManagedMemory : public MemoryObserver {
   static void after_fork_child();
 
   std::shared_ptr<Context> ctx_;
-  std::map<uintptr_t, Allocation *> allocations_;  // by base address
+  // By base address. Changed with both the context lock and index_mutex_
+  // held, so either lock suffices to read it.
+  std::map<uintptr_t, Allocation *> allocations_;
+  std::mutex index_mutex_;
+  // How many allocations have pages the host cannot read and write: while
+  // there are none, the syscall guard returns at once.
+  std::atomic<uint64_t> restricted_{0};
   std::vector<Allocation *> queued_;               // used by queued work since the last flush
   std::multimap<uint64_t, Allocation *> spare_;    // freed mappings kept for reuse, by size
   uint64_t spare_bytes_ = 0;

@@ -1,10 +1,11 @@
 // System calls cannot fault on device-owned pages: they fail with EFAULT
-// instead. Every Python-level route by which array memory reaches the kernel
-// (file.write(arr), f.readinto(arr), os.write, socket.send/recv_into,
-// memoryview, np.frombuffer) asks for the array's buffer first, so the shim
-// wraps ndarray's bf_getbuffer to make the memory current (and writable when
-// the consumer will write) before handing it out. ndarray.tofile passes the
-// data pointer to fwrite directly, so its method is wrapped as well.
+// instead. The syscall guard (interpose/syscall_guard.cpp) makes the memory
+// current inside the C library's I/O functions, whoever calls them (arr.tofile
+// through fwrite, or a memoryview exported before the device wrote). The
+// buffer protocol is still wrapped: it is where pending floating-point errors
+// of device work are reported, and making the memory current when the buffer
+// is exported (writable when the consumer will write) spares its consumer a
+// fault per page.
 #include "numpy_api.hpp"
 #include "shim.hpp"
 
@@ -12,8 +13,6 @@ namespace npvk_shim {
 namespace {
 
 getbufferproc g_original_getbuffer = nullptr;
-PyCFunction g_original_tofile = nullptr;
-PyMethodDef *g_tofile_def = nullptr;
 
 // The bytes an array's elements span, from its lowest to its highest address.
 void data_extent(PyArrayObject *arr, char **lo, uint64_t *size) {
@@ -45,12 +44,6 @@ int getbuffer(PyObject *obj, Py_buffer *view, int flags) {
   return g_original_getbuffer(obj, view, flags);
 }
 
-PyObject *tofile(PyObject *self, PyObject *args, PyObject *kwargs) {
-  make_current(self, false);
-  return reinterpret_cast<PyCFunctionWithKeywords>(reinterpret_cast<void *>(g_original_tofile))(
-      self, args, kwargs);
-}
-
 }  // namespace
 
 void patch_buffer_access() {
@@ -59,26 +52,12 @@ void patch_buffer_access() {
     g_original_getbuffer = procs->bf_getbuffer;
     procs->bf_getbuffer = getbuffer;
   }
-  if (!g_tofile_def) {
-    for (PyMethodDef *m = PyArray_Type.tp_methods; m && m->ml_name; ++m) {
-      if (std::string(m->ml_name) == "tofile" && (m->ml_flags & METH_KEYWORDS)) {
-        g_tofile_def = m;
-        g_original_tofile = m->ml_meth;
-        m->ml_meth = reinterpret_cast<PyCFunction>(reinterpret_cast<void *>(tofile));
-        break;
-      }
-    }
-  }
 }
 
 void unpatch_buffer_access() {
   if (g_original_getbuffer) {
     PyArray_Type.tp_as_buffer->bf_getbuffer = g_original_getbuffer;
     g_original_getbuffer = nullptr;
-  }
-  if (g_tofile_def) {
-    g_tofile_def->ml_meth = g_original_tofile;
-    g_tofile_def = nullptr;
   }
 }
 

@@ -174,6 +174,7 @@ PyObject *py_stats(PyObject *, PyObject *) {
     put(syncs, "exit", PyLong_FromUnsignedLongLong(m.host_syncs_exit));
     put(d, "host_syncs", syncs);
     put(d, "faults", PyLong_FromUnsignedLongLong(m.faults));
+    put(d, "syscalls_guarded", PyLong_FromUnsignedLongLong(m.syscalls_guarded));
     put(d, "managed_allocations", PyLong_FromUnsignedLongLong(m.live_allocations));
     put(d, "managed_bytes", PyLong_FromUnsignedLongLong(m.live_bytes));
   }

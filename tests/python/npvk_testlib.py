@@ -441,3 +441,13 @@ def run_python(args, env=None, timeout=120, cwd=None, input=None):
 
 def digest(arr):
     return hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()
+
+
+def read_all(fd):
+    """Reads a file descriptor to its end (one end of a pipe, say)."""
+    parts = []
+    while True:
+        b = os.read(fd, 1 << 16)
+        if not b:
+            return b"".join(parts)
+        parts.append(b)

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from npvk_testlib import StatsDelta, assert_same, npvk_enabled
+from npvk_testlib import StatsDelta, assert_same, npvk_enabled, read_all
 
 N = 10_000
 
@@ -145,7 +145,7 @@ def test_pipe_write(tmp_path):
         c = base(dtype=np.int64) * 3  # pending
         r, w = os.pipe()
         chunks = []
-        reader = threading.Thread(target=lambda: chunks.append(_read_all(r)))
+        reader = threading.Thread(target=lambda: chunks.append(read_all(r)))
         reader.start()
         os.write(w, c[:4096])  # a pipe holds 64 KiB; the reader drains it
         os.write(w, c[4096:])
@@ -155,15 +155,6 @@ def test_pipe_write(tmp_path):
         return [np.frombuffer(chunks[0], dtype=np.int64).copy()]
 
     same_in_both(scenario, tmp_path)
-
-
-def _read_all(fd):
-    parts = []
-    while True:
-        b = os.read(fd, 1 << 16)
-        if not b:
-            return b"".join(parts)
-        parts.append(b)
 
 
 def _recv_exactly_into(sock, arr):
@@ -203,21 +194,16 @@ def test_socketpair_send_and_recv_into(tmp_path):
     same_in_both(scenario, tmp_path)
 
 
-MEMORYVIEW_BUG = (
-    "npvk bug: the buffer protocol hook makes memory current only when the buffer is "
-    "exported; memoryview(arr) asks without PyBUF_WRITABLE (so pages the device reads stay "
-    "read-only), and an export that outlives a later device op points at protected pages: "
-    "system calls through the memoryview (recv_into, readinto, os.readv, os.write) fail "
-    "with EFAULT")
-
-
-@pytest.mark.xfail(strict=True, reason=MEMORYVIEW_BUG)
 @pytest.mark.parametrize("case", [
     "write_through_fresh_view",      # memoryview taken after the op, then written by a syscall
     "read_through_older_view",       # view taken before a device write, then sent
     "write_through_older_view",      # view taken before a device read, then received into
 ])
 def test_memoryview_exports_and_system_calls(tmp_path, case):
+    """A memoryview exported before a device op (or without PyBUF_WRITABLE)
+    reaches the kernel with protected pages: the syscall guard makes them
+    current (test_syscall_guard.py covers each call)."""
+
     def scenario(d):
         r, w = os.pipe()
         try:

@@ -1,8 +1,8 @@
-"""The suite's coherence, I/O, FP-error and thread tests again with
-NPVK_ZERO_COPY=0: device-local copies of managed arrays instead of lavapipe
-working on the host pages, the code path of discrete GPUs (downloads on host
-access, uploads after host writes). The option is read when the context is
-created, hence a pytest subprocess.
+"""The suite's coherence, I/O, syscall-guard, FP-error and thread tests
+again with NPVK_ZERO_COPY=0: device-local copies of managed arrays instead of
+lavapipe working on the host pages, the code path of discrete GPUs (downloads
+on host access, uploads after host writes). The option is read when the
+context is created, hence a pytest subprocess.
 
 Every ufunc loop runs mirrored as well, in ctest's own `pytest_mirrored_loops`
 (python-shim/CMakeLists.txt): test_ufunc_loops.py whole under NPVK_ZERO_COPY=0.
@@ -16,7 +16,7 @@ from npvk_testlib import HERE, REPO_ROOT, run_python, subprocess_env
 
 def test_suite_with_mirrored_buffers():
     args = [os.path.join(HERE, f) for f in (
-        "test_coherence.py", "test_io.py", "test_fp_errors.py")]
+        "test_coherence.py", "test_io.py", "test_syscall_guard.py", "test_fp_errors.py")]
     args.append(os.path.join(HERE, "test_fork_threads.py") + "::test_threads_with_sync_calls")
     args.append(os.path.join(HERE, "test_fork_threads.py") +
                 "::test_threads_with_private_and_shared_arrays")

@@ -442,6 +442,7 @@ typedef struct npvk_managed_stats {
   uint64_t host_syncs_exit;
   uint64_t bytes_to_device;
   uint64_t bytes_to_host;
+  uint64_t syscalls_guarded; /* I/O calls whose buffer the syscall guard made current */
 } npvk_managed_stats;
 
 /* Creates the process-wide managed context (the first call only; later calls
