@@ -533,41 +533,74 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
       out << "    }\n";
     }
   }
+  // Loaded values stay in l<k>: the rare path below starts over from them
+  // (the element's own stores may have overwritten memory by then).
   for (uint32_t k = 0; k < nslots; ++k) {
     if (s.slots[k].scalar) continue;
     const DtypeInfo &d = dtype_info(s.slots[k].dtype);
     value[k] = "v" + std::to_string(k);
+    if (loaded[k])
+      out << "    const " << d.glsl_compute << " l" << k << " = "
+          << loaded_value(d, element_ref(d, base[k], offset[k])) << ";\n";
     out << "    " << d.glsl_compute << " " << value[k];
-    if (loaded[k]) out << " = " << loaded_value(d, element_ref(d, base[k], offset[k]));
+    if (loaded[k]) out << " = l" << k;
     out << ";\n";
   }
-  for (size_t j = 0; j < s.steps.size(); ++j) {
-    const FusedKernelSpec::Step &st = s.steps[j];
-    const KernelSpec &op = st.op;
-    out << "    {  // " << op_info(op.op).name << "\n";
-    std::vector<std::string> args;
-    for (uint32_t k = 0; k < op.nin; ++k) {
-      const DtypeInfo &d = dtype_info(op.operands[k].dtype);
-      std::string name = "a" + std::to_string(k);
-      out << "    " << d.glsl_compute << " " << name << " = " << value[st.slot[k]] << ";\n";
-      args.push_back(name);
-    }
+  // Floating-point exceptions: the common path only notes whether any float
+  // result was NaN or infinite (a branch and an atomic per op cost lavapipe
+  // about as much as the arithmetic); only then does the rare path compute
+  // the element again with each op's full flag code, storing nothing.
+  auto float_flags = [](const KernelSpec &op) {
     const DtypeInfo &res = result_type(op);
-    // `precise` forbids the driver from contracting or reassociating, which
-    // would change the last bit compared with NumPy; it also keeps fused ops
-    // from merging into one another.
-    out << "    " << (res.kind == DtypeKind::Float ? "precise " : "") << res.glsl_compute
-        << " r = " << op_expr(op, args) << ";\n";
-    out << fp_flags_code(op, args, "pc.flags + " + std::to_string(4 * j) + "ul");
-    for (uint32_t k = op.nin; k < op.count(); ++k) {
-      const uint32_t slot = st.slot[k];
-      const DtypeInfo &d = dtype_info(s.slots[slot].dtype);
-      std::string t = "t" + std::to_string(k);
-      out << "    " << d.glsl_storage << " " << t << " = " << storage_value(d, "r") << ";\n";
-      if (s.slots[slot].stored && last_write[slot] == j)
-        out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
-      out << "    " << value[slot] << " = " << loaded_value(d, t) << ";\n";
+    return op.op != NPVK_OP_CAST && op.op != NPVK_OP_WHERE &&
+           (res.kind == DtypeKind::Float || std::string(res.glsl_compute) == "double");
+  };
+  bool any_float_flags = false;
+  for (const FusedKernelSpec::Step &st : s.steps) any_float_flags |= float_flags(st.op);
+  if (any_float_flags) out << "    bool nonfinite = false;\n";
+  auto emit_steps = [&](bool rare) {
+    for (size_t j = 0; j < s.steps.size(); ++j) {
+      const FusedKernelSpec::Step &st = s.steps[j];
+      const KernelSpec &op = st.op;
+      out << "    {  // " << op_info(op.op).name << "\n";
+      std::vector<std::string> args;
+      for (uint32_t k = 0; k < op.nin; ++k) {
+        const DtypeInfo &d = dtype_info(op.operands[k].dtype);
+        std::string name = "a" + std::to_string(k);
+        out << "    " << d.glsl_compute << " " << name << " = " << value[st.slot[k]] << ";\n";
+        args.push_back(name);
+      }
+      const DtypeInfo &res = result_type(op);
+      // `precise` forbids the driver from contracting or reassociating, which
+      // would change the last bit compared with NumPy; it also keeps fused ops
+      // from merging into one another.
+      out << "    " << (res.kind == DtypeKind::Float ? "precise " : "") << res.glsl_compute
+          << " r = " << op_expr(op, args) << ";\n";
+      const std::string flags = "pc.flags + " + std::to_string(4 * j) + "ul";
+      if (float_flags(op)) {
+        if (rare) out << fp_flags_code(op, args, flags);
+        else out << "    nonfinite = nonfinite || !" << is_finite(res, "r") << ";\n";
+      } else if (!rare) {
+        out << fp_flags_code(op, args, flags);  // integer division: rare and cheap to test
+      }
+      for (uint32_t k = op.nin; k < op.count(); ++k) {
+        const uint32_t slot = st.slot[k];
+        const DtypeInfo &d = dtype_info(s.slots[slot].dtype);
+        std::string t = "t" + std::to_string(k);
+        out << "    " << d.glsl_storage << " " << t << " = " << storage_value(d, "r") << ";\n";
+        if (!rare && s.slots[slot].stored && last_write[slot] == j)
+          out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
+        out << "    " << value[slot] << " = " << loaded_value(d, t) << ";\n";
+      }
+      out << "    }\n";
     }
+  };
+  emit_steps(false);
+  if (any_float_flags) {
+    out << "    if (nonfinite) {\n";
+    for (uint32_t k = 0; k < nslots; ++k)
+      if (loaded[k]) out << "    " << value[k] << " = l" << k << ";\n";
+    emit_steps(true);
     out << "    }\n";
   }
   out << "  }\n}\n";

@@ -269,6 +269,35 @@ TEST_F(Fusion, FpErrorsAreReportedPerOp) {
   EXPECT_TRUE(std::isinf(Read<double>(yb)[0]));
 }
 
+// The rare path that computes flags starts over from the loaded values,
+// not from memory this element's own in-place ops already overwrote.
+TEST_F(Fusion, FpErrorsOfInPlaceChainsUseTheLoadedValues) {
+  const int64_t n = 300;
+  std::vector<double> x = Ramp(n, 1.0, 1.0), y = Ramp(n, 0.0, 1.0);  // y[0] == 0
+  auto [xb, xv] = Array(x);
+  auto [yb, yv] = Array(y);
+  View one = MakeScalar(ctx(), 1.0);
+  npvk_fp_error errors[8];
+  uint32_t count = 0;
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  NPVK_ASSERT_OK(npvk_context_take_fp_errors(ctx(), errors, 8, &count));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_TRUE_DIVIDE, xv.get(), yv.get(), xv.get()));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_SUBTRACT, xv.get(), one.get(), xv.get()));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_MULTIPLY, xv.get(), yv.get(), xv.get()));
+  const std::vector<double> got = Read<double>(xb);
+  NPVK_ASSERT_OK(npvk_context_take_fp_errors(ctx(), errors, 8, &count));
+  // 1/0 = inf (divide by zero); inf - 1 = inf (quiet); inf * 0 = NaN from a
+  // non-NaN input: invalid, reported for multiply.
+  ASSERT_EQ(count, 2u);
+  EXPECT_EQ(errors[0].op, uint32_t(NPVK_OP_TRUE_DIVIDE));
+  EXPECT_EQ(errors[0].flags, uint32_t(NPVK_FP_DIVIDE_BY_ZERO));
+  EXPECT_EQ(errors[1].op, uint32_t(NPVK_OP_MULTIPLY));
+  EXPECT_EQ(errors[1].flags, uint32_t(NPVK_FP_INVALID));
+  EXPECT_TRUE(std::isnan(got[0]));
+  for (int64_t i = 1; i < n; ++i)
+    ASSERT_EQ(got[size_t(i)], (x[size_t(i)] / y[size_t(i)] - 1.0) * y[size_t(i)]);
+}
+
 // The same chain in a time-step loop compiles its kernel once.
 TEST_F(Fusion, RepeatedChainsReuseTheFusedKernel) {
   const int64_t n = 1000;
