@@ -557,7 +557,8 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
   };
   bool any_float_flags = false;
   for (const FusedKernelSpec::Step &st : s.steps) any_float_flags |= float_flags(st.op);
-  if (any_float_flags) out << "    bool nonfinite = false;\n";
+  // A uint, not a bool: `||` would be a branch per op.
+  if (any_float_flags) out << "    uint nonfinite = 0u;\n";
   auto emit_steps = [&](bool rare) {
     for (size_t j = 0; j < s.steps.size(); ++j) {
       const FusedKernelSpec::Step &st = s.steps[j];
@@ -579,7 +580,7 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
       const std::string flags = "pc.flags + " + std::to_string(4 * j) + "ul";
       if (float_flags(op)) {
         if (rare) out << fp_flags_code(op, args, flags);
-        else out << "    nonfinite = nonfinite || !" << is_finite(res, "r") << ";\n";
+        else out << "    nonfinite |= uint(!" << is_finite(res, "r") << ");\n";
       } else if (!rare) {
         out << fp_flags_code(op, args, flags);  // integer division: rare and cheap to test
       }
@@ -597,7 +598,7 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
   };
   emit_steps(false);
   if (any_float_flags) {
-    out << "    if (nonfinite) {\n";
+    out << "    if (nonfinite != 0u) {\n";
     for (uint32_t k = 0; k < nslots; ++k)
       if (loaded[k]) out << "    " << value[k] << " = l" << k << ";\n";
     emit_steps(true);
