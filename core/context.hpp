@@ -5,6 +5,7 @@
 
 #include <npvk/npvk.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +44,9 @@ class Context : public std::enable_shared_from_this<Context> {
 
   // Validates and records one operation (see npvk_apply).
   void apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
+  // Validates and records a reduction (see npvk_reduce); `initial` may be null.
+  void reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
+              const View *initial, const View &out);
   bool supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why);
   // Runs everything recorded and waits.
   void flush();
@@ -85,9 +89,13 @@ class Context : public std::enable_shared_from_this<Context> {
               bool replace_last);
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
   void remember_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
-  const Kernel &kernel_for(const FusedKernelSpec &spec);
-  std::vector<uint32_t> spirv_for(const FusedKernelSpec &spec, const std::string &key);
+  const Kernel &kernel_for(const std::string &key, const std::function<std::string()> &source);
+  std::vector<uint32_t> spirv_for(std::string source, const std::string &key);
   vk::Dispatch dispatch_for(const PlannedKernel &kernel);
+  // A reduction's one or two passes; `scratch` is where its partial results
+  // go (bytes into scratch_), when it has more than one chunk per result.
+  void reduce_dispatches(const PlannedKernel &kernel, uint64_t scratch,
+                         std::vector<vk::Dispatch> &batch);
   void remember(const std::shared_ptr<Buffer> &buffer);
   void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);
 
@@ -97,6 +105,7 @@ class Context : public std::enable_shared_from_this<Context> {
   std::unique_ptr<vk::PipelineFactory> pipelines_;
   std::unique_ptr<vk::Executor> executor_;
   std::unique_ptr<vk::DeviceBuffer> tables_;  // constants of shaders/math_f64.glsl
+  std::unique_ptr<vk::DeviceBuffer> scratch_;  // reductions' partial results, grown as needed
   DeviceTraits traits_;
   bool fuse_ = true;  // NPVK_FUSION=0: one kernel per op
   uint64_t max_groups_ = 1;  // workgroups per dispatch at most
