@@ -12,7 +12,7 @@ import threading
 
 import numpy as _np
 
-from . import _errstate, _native, _where
+from . import _errstate, _native, _reduce, _where
 
 __all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary"]
 
@@ -37,6 +37,11 @@ _DTYPE_CODES = {
 
 def _npvk_dtype(char):
     dt = _np.dtype(char)
+    return _DTYPE_CODES.get((dt.kind, dt.itemsize))
+
+
+def _dtype_code(dt):
+    """The npvk dtype code of a NumPy dtype, or None."""
     return _DTYPE_CODES.get((dt.kind, dt.itemsize))
 
 
@@ -108,6 +113,7 @@ def enable(min_bytes=None, device=None):
         _errstate.install()
         _patch_threads()
         _where.install(_native, lambda: _min_bytes)
+        _reduce.install(_native, _native.op_table(), _dtype_code)
         _hook_faulthandler()
         _enabled = True
 
@@ -119,6 +125,7 @@ def disable():
         if not _enabled:
             return
         _errstate.uninstall()
+        _reduce.uninstall()
         _native.disable()
         _where.uninstall()
         _enabled = False
