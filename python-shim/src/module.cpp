@@ -238,6 +238,8 @@ PyMethodDef g_methods[] = {
     {"active", py_active, METH_NOARGS, "whether arrays go to the device in this process"},
     {"reduce", py_device_reduce, METH_VARARGS,
      "reduce(op, array, in_dtype, result, out_dtype, axes, initial) -> None or reason"},
+    {"accumulate", py_device_accumulate, METH_VARARGS,
+     "accumulate(op, array, in_dtype, result, out_dtype, axis) -> None or reason"},
     {"patch_ufunc_method",
      [](PyObject *, PyObject *args) -> PyObject * {
        const char *name = nullptr;
@@ -300,12 +302,13 @@ int handle_fp_errors(const npvk_fp_error *errors, uint32_t count) {
     const char *name = errors[i].op < NPVK_OP_COUNT ? g_ufunc_names[errors[i].op] : nullptr;
     // NumPy names the exceptions of ufunc.reduce after the method.
     if (errors[i].flags & NPVK_FP_IN_REDUCE) name = "reduce";
+    if (errors[i].flags & NPVK_FP_IN_ACCUMULATE) name = "accumulate";
     int bufsize = 0, errmask = 0, first = 1;
     PyObject *errobj = nullptr;
     if (PyUFunc_GetPyValues(const_cast<char *>(name ? name : "ufunc"), &bufsize, &errmask,
                             &errobj) < 0)
       return -1;
-    int r = PyUFunc_handlefperr(errmask, errobj, int(errors[i].flags & ~NPVK_FP_IN_REDUCE), &first);
+    int r = PyUFunc_handlefperr(errmask, errobj, int(errors[i].flags & ~(NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)), &first);
     Py_XDECREF(errobj);
     if (r < 0) return -1;
   }

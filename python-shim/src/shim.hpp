@@ -65,6 +65,9 @@ void unpatch_ufunc_methods();
 // _native.reduce(op, array, in_dtype, result, out_dtype, axes, initial_bytes):
 // records npvk_reduce; None, or the reason it could not.
 PyObject *py_device_reduce(PyObject *, PyObject *args);
+// _native.accumulate(op, array, in_dtype, result, out_dtype, axis): records
+// npvk_accumulate; None, or the reason it could not.
+PyObject *py_device_accumulate(PyObject *, PyObject *args);
 
 // where_ufunc.cpp: np.where(c, x, y) as a ufunc (new reference, or null
 // with an exception set).

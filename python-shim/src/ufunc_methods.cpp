@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "numpy_api.hpp"
 #include "shim.hpp"
@@ -167,6 +168,33 @@ npvk_status array_view(PyArrayObject *a, npvk_dtype dtype, npvk_view *out) {
   return npvk_managed_view(PyArray_DATA(a), dtype, uint32_t(nd), shape, strides, out);
 }
 
+// Views of the input and the result, or the reason there are none.
+const char *operand_views(PyObject *array, int in_code, PyObject *result, int out_code,
+                          npvk_view *in, npvk_view *out) {
+  if (array_view(reinterpret_cast<PyArrayObject *>(array), npvk_dtype(in_code), in) !=
+          NPVK_SUCCESS ||
+      array_view(reinterpret_cast<PyArrayObject *>(result), npvk_dtype(out_code), out) !=
+          NPVK_SUCCESS)
+    return "unmanaged operand";
+  return nullptr;
+}
+
+const char *status_reason(npvk_status st) {
+  if (st == NPVK_SUCCESS) return nullptr;
+  return st == NPVK_ERR_BAD_DTYPE || st == NPVK_ERR_UNSUPPORTED ? "dtype" : "device error";
+}
+
+// Releases the views; None when the op was recorded, else the reason.
+PyObject *finish(const char *reason, std::initializer_list<npvk_view> views) {
+  for (npvk_view v : views)
+    if (v.id) npvk_view_release(v);
+  if (!reason) {
+    count_device_op();
+    Py_RETURN_NONE;
+  }
+  return PyUnicode_FromString(reason);
+}
+
 }  // namespace
 
 PyObject *py_device_reduce(PyObject *, PyObject *args) {
@@ -182,32 +210,30 @@ PyObject *py_device_reduce(PyObject *, PyObject *args) {
     axis_list[k] = uint32_t(PyLong_AsUnsignedLong(PyTuple_GET_ITEM(axes, k)));
   if (PyErr_Occurred()) return nullptr;
   npvk_view in{0}, out{0}, init{0};
-  const char *reason = nullptr;
-  if (array_view(reinterpret_cast<PyArrayObject *>(array), npvk_dtype(in_code), &in) !=
-          NPVK_SUCCESS ||
-      array_view(reinterpret_cast<PyArrayObject *>(result), npvk_dtype(out_code), &out) !=
-          NPVK_SUCCESS)
-    reason = "unmanaged operand";
+  const char *reason = operand_views(array, in_code, result, out_code, &in, &out);
   if (!reason && initial != Py_None) {
     if (!PyBytes_Check(initial) ||
         npvk_view_create_scalar(context(), npvk_dtype(out_code), PyBytes_AS_STRING(initial),
                                 &init) != NPVK_SUCCESS)
       reason = "initial";
   }
-  if (!reason) {
-    npvk_status st = npvk_reduce(context(), npvk_op(op), in, uint32_t(naxes), axis_list, init, out);
-    if (st == NPVK_ERR_BAD_DTYPE || st == NPVK_ERR_UNSUPPORTED)
-      reason = "dtype";
-    else if (st != NPVK_SUCCESS)
-      reason = "device error";
-  }
-  for (npvk_view v : {in, out, init})
-    if (v.id) npvk_view_release(v);
-  if (!reason) {
-    count_device_op();
-    Py_RETURN_NONE;
-  }
-  return PyUnicode_FromString(reason);
+  if (!reason)
+    reason = status_reason(
+        npvk_reduce(context(), npvk_op(op), in, uint32_t(naxes), axis_list, init, out));
+  return finish(reason, {in, out, init});
+}
+
+PyObject *py_device_accumulate(PyObject *, PyObject *args) {
+  int op = 0, in_code = 0, out_code = 0;
+  unsigned axis = 0;
+  PyObject *array = nullptr, *result = nullptr;
+  if (!PyArg_ParseTuple(args, "iO!iO!iI", &op, &PyArray_Type, &array, &in_code, &PyArray_Type,
+                        &result, &out_code, &axis))
+    return nullptr;
+  npvk_view in{0}, out{0};
+  const char *reason = operand_views(array, in_code, result, out_code, &in, &out);
+  if (!reason) reason = status_reason(npvk_accumulate(context(), npvk_op(op), in, axis, out));
+  return finish(reason, {in, out});
 }
 
 }  // namespace npvk_shim
