@@ -12,7 +12,7 @@ import threading
 
 import numpy as _np
 
-from . import _errstate, _native, _reduce, _where
+from . import _assign, _errstate, _native, _reduce, _where
 
 __all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary"]
 
@@ -114,6 +114,7 @@ def enable(min_bytes=None, device=None):
         _patch_threads()
         _where.install(_native, lambda: _min_bytes)
         _reduce.install(_native, _native.op_table(), _dtype_code)
+        _assign.install(_native, _dtype_code)
         _hook_faulthandler()
         _enabled = True
 
@@ -126,6 +127,7 @@ def disable():
             return
         _errstate.uninstall()
         _reduce.uninstall()
+        _assign.uninstall()
         _native.disable()
         _where.uninstall()
         _enabled = False

@@ -238,6 +238,21 @@ PyMethodDef g_methods[] = {
     {"active", py_active, METH_NOARGS, "whether arrays go to the device in this process"},
     {"reduce", py_device_reduce, METH_VARARGS,
      "reduce(op, array, in_dtype, result, out_dtype, axes, initial) -> None or reason"},
+    {"copy", py_device_copy, METH_VARARGS, "copy(src, src_dtype, dst, dst_dtype) -> None or reason"},
+    {"fill", py_device_fill, METH_VARARGS,
+     "fill(dst, dst_dtype, value_bytes, value_dtype) -> None or reason"},
+    {"patch_assignment",
+     [](PyObject *, PyObject *handler) -> PyObject * {
+       patch_assignment(handler);
+       Py_RETURN_NONE;
+     },
+     METH_O, "route a[index] = value through handler(a, index, value) first"},
+    {"unpatch_assignment",
+     [](PyObject *, PyObject *) -> PyObject * {
+       unpatch_assignment();
+       Py_RETURN_NONE;
+     },
+     METH_NOARGS, "give slice assignment back to NumPy"},
     {"accumulate", py_device_accumulate, METH_VARARGS,
      "accumulate(op, array, in_dtype, result, out_dtype, axis) -> None or reason"},
     {"patch_ufunc_method",

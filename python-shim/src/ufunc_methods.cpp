@@ -157,35 +157,23 @@ void unpatch_ufunc_methods() {
 namespace npvk_shim {
 namespace {
 
-// A view of an ndarray whose data lies in managed memory.
-npvk_status array_view(PyArrayObject *a, npvk_dtype dtype, npvk_view *out) {
-  const int nd = PyArray_NDIM(a);
-  int64_t shape[NPY_MAXDIMS], strides[NPY_MAXDIMS];
-  for (int d = 0; d < nd; ++d) {
-    shape[d] = PyArray_DIMS(a)[d];
-    strides[d] = PyArray_STRIDES(a)[d];
-  }
-  return npvk_managed_view(PyArray_DATA(a), dtype, uint32_t(nd), shape, strides, out);
-}
-
 // Views of the input and the result, or the reason there are none.
 const char *operand_views(PyObject *array, int in_code, PyObject *result, int out_code,
                           npvk_view *in, npvk_view *out) {
-  if (array_view(reinterpret_cast<PyArrayObject *>(array), npvk_dtype(in_code), in) !=
-          NPVK_SUCCESS ||
-      array_view(reinterpret_cast<PyArrayObject *>(result), npvk_dtype(out_code), out) !=
-          NPVK_SUCCESS)
+  if (managed_array_view(array, npvk_dtype(in_code), in) != NPVK_SUCCESS ||
+      managed_array_view(result, npvk_dtype(out_code), out) != NPVK_SUCCESS)
     return "unmanaged operand";
   return nullptr;
 }
+
+}  // namespace
 
 const char *status_reason(npvk_status st) {
   if (st == NPVK_SUCCESS) return nullptr;
   return st == NPVK_ERR_BAD_DTYPE || st == NPVK_ERR_UNSUPPORTED ? "dtype" : "device error";
 }
 
-// Releases the views; None when the op was recorded, else the reason.
-PyObject *finish(const char *reason, std::initializer_list<npvk_view> views) {
+PyObject *op_result(const char *reason, std::initializer_list<npvk_view> views) {
   for (npvk_view v : views)
     if (v.id) npvk_view_release(v);
   if (!reason) {
@@ -195,7 +183,17 @@ PyObject *finish(const char *reason, std::initializer_list<npvk_view> views) {
   return PyUnicode_FromString(reason);
 }
 
-}  // namespace
+// A view of an ndarray whose data lies in managed memory.
+npvk_status managed_array_view(PyObject *array, npvk_dtype dtype, npvk_view *out) {
+  PyArrayObject *a = reinterpret_cast<PyArrayObject *>(array);
+  const int nd = PyArray_NDIM(a);
+  int64_t shape[NPY_MAXDIMS], strides[NPY_MAXDIMS];
+  for (int d = 0; d < nd; ++d) {
+    shape[d] = PyArray_DIMS(a)[d];
+    strides[d] = PyArray_STRIDES(a)[d];
+  }
+  return npvk_managed_view(PyArray_DATA(a), dtype, uint32_t(nd), shape, strides, out);
+}
 
 PyObject *py_device_reduce(PyObject *, PyObject *args) {
   int op = 0, in_code = 0, out_code = 0;
@@ -220,7 +218,7 @@ PyObject *py_device_reduce(PyObject *, PyObject *args) {
   if (!reason)
     reason = status_reason(
         npvk_reduce(context(), npvk_op(op), in, uint32_t(naxes), axis_list, init, out));
-  return finish(reason, {in, out, init});
+  return op_result(reason, {in, out, init});
 }
 
 PyObject *py_device_accumulate(PyObject *, PyObject *args) {
@@ -233,7 +231,7 @@ PyObject *py_device_accumulate(PyObject *, PyObject *args) {
   npvk_view in{0}, out{0};
   const char *reason = operand_views(array, in_code, result, out_code, &in, &out);
   if (!reason) reason = status_reason(npvk_accumulate(context(), npvk_op(op), in, axis, out));
-  return finish(reason, {in, out});
+  return op_result(reason, {in, out});
 }
 
 }  // namespace npvk_shim
