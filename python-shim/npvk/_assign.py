@@ -1,5 +1,7 @@
-"""Slice assignment on the device: ``a[index] = value`` for a large managed
-ndarray ``a`` and a basic index (python-shim/src/assign.cpp routes it here).
+"""Copies on the device: slice assignment ``a[index] = value`` for a large
+managed ndarray ``a`` and a basic index (python-shim/src/assign.cpp routes it
+here), ``ndarray.copy``, ``ndarray.astype`` and ``np.copyto``
+(python-shim/src/ufunc_methods.cpp).
 
 The copy is recorded as a cast into the view ``a[index]`` (which NumPy makes
 without touching the data), so the destination's pages stay on the device and
@@ -28,11 +30,67 @@ def install(native, dtype_code):
     _native = native
     _codes = dtype_code
     native.patch_assignment(setitem)
+    native.patch_method("copy", _method(_copy_method, "copy"))
+    native.patch_method("astype", _method(_astype, "astype"))
+    native.patch_method("copyto", _method(_copyto, "copyto"), _np.core._multiarray_umath.copyto)
 
 
 def uninstall():
     if _native is not None:
         _native.unpatch_assignment()
+
+
+def _method(fn, name):
+    """A handler for src/ufunc_methods.cpp: fn(self, *args, **kwargs), or
+    NotImplemented (counted) when NumPy should run the call."""
+    def handler(self, args, kwargs):
+        try:
+            return fn(self, *args, **(kwargs or {}))
+        except _Decline as why:
+            _native.count_fallback(name, str(why))
+            return NotImplemented
+        except (TypeError, ValueError):
+            return NotImplemented  # NumPy raises its own error
+    return handler
+
+
+def _c_ordered(a):
+    strides = [s for s, n in zip(a.strides, a.shape) if n > 1]
+    return all(s > 0 for s in strides) and strides == sorted(strides, reverse=True)
+
+
+def _copy_into_new(array, dtype, order):
+    if array.ndim == 0:
+        raise _Decline("0-d")
+    # NumPy lays out a 'K' or 'A' copy of a C-ordered array in C order too.
+    if order != "C" and not (order in ("K", "A") and _c_ordered(array)):
+        raise _Decline("order")
+    result = _managed(_np.empty, array.shape, dtype)
+    _copy(array, result)
+    return result
+
+
+def _copy_method(array, order="C"):
+    return _copy_into_new(array, array.dtype, order)
+
+
+def _astype(array, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    dt = _np.dtype(dtype)
+    if not copy and dt == array.dtype:
+        raise _Decline("no copy")  # NumPy returns the array itself
+    if casting != "unsafe" and not _np.can_cast(array.dtype, dt, casting):
+        raise _Decline("casting")  # NumPy raises
+    return _copy_into_new(array, dt, order)
+
+
+def _copyto(module, dst, src, casting="same_kind", where=True):
+    if where is not True:
+        raise _Decline("where")
+    if type(src) is not _np.ndarray or type(dst) is not _np.ndarray:
+        raise _Decline("value")
+    if not _np.can_cast(src.dtype, dst.dtype, casting):
+        raise _Decline("casting")  # NumPy raises
+    _copy(src, dst)
 
 
 def _checked_cast(src, dst):
@@ -90,7 +148,9 @@ def _fill(value, view):
             abs(value) > _F4_MAX and value == value and abs(value) != float("inf"):
         raise _Decline("range")
     code = _code(dst)
-    reason = _native.fill(view, code, _np.asarray(value).astype(dst).tobytes(), code)
+    # A NumPy scalar, not a 0-d array: converting one of those would be
+    # device work (and a sync) when npvk manages every array.
+    reason = _native.fill(view, code, dst.type(value).tobytes(), code)
     if reason is not None:
         raise _Decline(reason)
 

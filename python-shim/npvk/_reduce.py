@@ -44,13 +44,13 @@ def install(native, op_table, dtype_code):
     for opcode, name, _nin, _nout, implemented in op_table:
         if implemented and name in _REDUCIBLE:
             _ops[getattr(_np, name)] = opcode
-    return (native.patch_ufunc_method("reduce", handle) and
-            native.patch_ufunc_method("accumulate", handle_accumulate))
+    return (native.patch_method("reduce", handle) and
+            native.patch_method("accumulate", handle_accumulate))
 
 
 def uninstall():
     if _native is not None:
-        _native.unpatch_ufunc_methods()
+        _native.unpatch_methods()
 
 
 def _result_dtype(ufunc, dt, dtype):
@@ -143,7 +143,7 @@ def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=
         if not isinstance(initial, (bool, int, float, _np.generic)):
             raise _Decline("initial")
         try:
-            init_bytes = _np.array(initial).astype(res_dt).tobytes()
+            init_bytes = res_dt.type(initial).tobytes()  # a scalar: no device work
         except (TypeError, ValueError, OverflowError):
             raise _Decline("initial") from None
     keep_shape = tuple(1 if d in axes else n for d, n in enumerate(array.shape))

@@ -255,20 +255,20 @@ PyMethodDef g_methods[] = {
      METH_NOARGS, "give slice assignment back to NumPy"},
     {"accumulate", py_device_accumulate, METH_VARARGS,
      "accumulate(op, array, in_dtype, result, out_dtype, axis) -> None or reason"},
-    {"patch_ufunc_method",
+    {"patch_method",
      [](PyObject *, PyObject *args) -> PyObject * {
        const char *name = nullptr;
-       PyObject *handler = nullptr;
-       if (!PyArg_ParseTuple(args, "sO", &name, &handler)) return nullptr;
-       return PyBool_FromLong(patch_ufunc_method(name, handler));
+       PyObject *handler = nullptr, *function = nullptr;
+       if (!PyArg_ParseTuple(args, "sO|O", &name, &handler, &function)) return nullptr;
+       return PyBool_FromLong(patch_method(name, handler, function));
      },
-     METH_VARARGS, "patch_ufunc_method(name, handler) -> bool"},
-    {"unpatch_ufunc_methods",
+     METH_VARARGS, "patch_method(name, handler[, function]) -> bool"},
+    {"unpatch_methods",
      [](PyObject *, PyObject *) -> PyObject * {
-       unpatch_ufunc_methods();
+       unpatch_methods();
        Py_RETURN_NONE;
      },
-     METH_NOARGS, "give ufunc methods back to NumPy"},
+     METH_NOARGS, "give the patched methods back to NumPy"},
     {"force_managed",
      [](PyObject *, PyObject *on) -> PyObject * {
        return PyBool_FromLong(force_managed(PyObject_IsTrue(on) == 1));

@@ -64,11 +64,12 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
                          PyObject *kwnames, bool *taken);
 int replaced_loop_count();
 
-// ufunc_methods.cpp: routes ufunc.<name> (reduce, accumulate) through
-// `handler(ufunc, args, kwargs)` first, which returns NotImplemented for
-// calls NumPy should run. False when the method cannot be patched.
-bool patch_ufunc_method(const char *name, PyObject *handler);
-void unpatch_ufunc_methods();
+// ufunc_methods.cpp: routes a NumPy method (ufunc.reduce, ufunc.accumulate,
+// ndarray.copy, ndarray.astype) or C function (`function`: np.copyto's
+// implementation) through `handler(self, args, kwargs)` first, which returns
+// NotImplemented for calls NumPy should run. False when it cannot be patched.
+bool patch_method(const char *name, PyObject *handler, PyObject *function);
+void unpatch_methods();
 // _native.reduce(op, array, in_dtype, result, out_dtype, axes, initial_bytes):
 // records npvk_reduce; None, or the reason it could not.
 PyObject *py_device_reduce(PyObject *, PyObject *args);
