@@ -394,7 +394,7 @@ std::string FusedKernelSpec::key() const {
       k += std::to_string(steps[j].slot[i]);
     }
   }
-  return k + (contiguous ? "/c" : "/r" + std::to_string(rank));
+  return k + (contiguous ? "/c" : "/r" + std::to_string(rank) + (narrow_index ? "n" : ""));
 }
 
 namespace glsl {
@@ -516,15 +516,16 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
   std::vector<std::string> offset(nslots, "i");
   if (!s.contiguous) {
     // Shape, then each slot's element strides, as the planner merged them.
-    out << "    int64_t rest = int64_t(i);\n";
+    const char *index_t = s.narrow_index ? "uint" : "int64_t";
+    out << "    " << index_t << " rest = " << index_t << "(i);\n";
     for (uint32_t k = 0; k < nslots; ++k) {
       if (!touched[k]) continue;
       offset[k] = "o" + std::to_string(k);
       out << "    int64_t " << offset[k] << " = 0l;\n";
     }
     for (int d = int(s.rank) - 1; d >= 0; --d) {
-      out << "    {\n      int64_t extent = m.v[" << extra + d << "];\n"
-          << "      int64_t c = " << (d == 0 ? "rest" : "rest % extent") << ";\n";
+      out << "    {\n      " << index_t << " extent = " << index_t << "(m.v[" << extra + d << "]);\n"
+          << "      int64_t c = int64_t(" << (d == 0 ? "rest" : "rest % extent") << ");\n";
       if (d > 0) out << "      rest /= extent;\n";
       for (uint32_t k = 0; k < nslots; ++k)
         if (touched[k])

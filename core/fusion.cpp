@@ -208,6 +208,7 @@ std::vector<PlannedKernel> plan_kernels(
     k.space = merge_dimensions(ops[k.ops.front()].space.full_shape, strides, unit);
     k.spec.contiguous = k.space.contiguous;
     k.spec.rank = k.space.contiguous ? 0 : k.space.rank;
+    k.spec.narrow_index = !k.space.contiguous && k.space.count < (int64_t(1) << 31);
   }
   return kernels;
 }

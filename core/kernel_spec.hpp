@@ -57,6 +57,10 @@ struct FusedKernelSpec {
   std::vector<Step> steps;
   bool contiguous = true;
   uint32_t rank = 0;
+  // Fewer than 2^31 elements: the loop index is split into coordinates with
+  // 32-bit division, which CPU drivers vectorise (64-bit division they
+  // call a library routine for, lane by lane).
+  bool narrow_index = false;
 
   std::string key() const;  // e.g. "s:f8,f8s,f8-|add(0,1)->2;exp(2)->2/c"
 };

@@ -1,5 +1,6 @@
-// Whole N-d ufunc calls on the device, for the calls NumPy would cut into
-// buffered chunks.
+// Whole N-d ufunc calls on the device: the calls NumPy would cut into
+// buffered chunks, and every other N-d call, so that chains over one N-d
+// shape fuse.
 //
 // An elementwise op on strided N-d views (a stencil's `g[:-2, 1:-1] +
 // g[2:, 1:-1]`) cannot be coalesced into one inner loop; NumPy's iterator then
@@ -95,8 +96,11 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       return nullptr;
     type = t;
     largest = std::max(largest, size);
+    // Any N-d call, contiguous or not: NumPy would buffer the strided ones,
+    // and recording every N-d op with its own shape (rather than a 1-d view
+    // of a contiguous one) lets a chain such as a stencil's fuse.
+    if (PyArray_NDIM(a) > 1) needs_whole = true;
     if (first && !PyArray_SAMESHAPE(first, a)) needs_whole = true;
-    if (PyArray_NDIM(a) > 1 && !PyArray_IS_C_CONTIGUOUS(a)) needs_whole = true;
     if (!first || PyArray_NDIM(a) > ndim) first = a;
     ndim = std::max(ndim, PyArray_NDIM(a));
   }
