@@ -103,6 +103,7 @@ void Context::check_usable() const {
 
 std::shared_ptr<Buffer> Context::create_buffer(uint64_t size) {
   check_usable();
+  inject_alloc_fault();
   auto buffer = std::make_shared<Buffer>(shared_from_this(), size);
   buffer->device =
       std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::DeviceLocal);
@@ -131,6 +132,7 @@ void Context::remember(const std::shared_ptr<Buffer> &buffer) {
 
 std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
   check_usable();
+  inject_alloc_fault();
   require(host != nullptr, NPVK_ERR_INVALID_ARGUMENT, "host memory is null");
   auto buffer = std::make_shared<Buffer>(shared_from_this(), size);
   buffer->host = host;
@@ -459,6 +461,7 @@ const Context::Kernel &Context::kernel_for(const FusedKernelSpec &spec) {
     return it->second;
   }
   auto start = std::chrono::steady_clock::now();
+  inject_compile_fault();
   std::vector<uint32_t> spirv = spirv_for(spec, key);
   Kernel kernel;
   kernel.pipeline = pipelines_->create(spirv);
@@ -560,22 +563,29 @@ void Context::flush() {
   std::vector<PlannedKernel> kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
   std::vector<vk::Dispatch> batch;
   batch.reserve(kernels.size());
+  vk::BatchResult result;
+  bool opened = false, submitting = false;
   try {
     // Compiled before the pages open up for the device (before_flush).
     for (const PlannedKernel &k : kernels) batch.push_back(dispatch_for(k));
+    if (observer_) observer_->before_flush();
+    opened = true;
+    inject_submit_fault();
+    submitting = true;
+    result = executor_->run(batch);
+  } catch (const Error &e) {
+    // The host replay needs the pages open, as the device would have.
+    if (observer_ && !opened) observer_->before_flush();
+    bool recovered = recover(done, e, submitting);
+    if (observer_) observer_->after_flush();
+    if (!recovered) throw;
+    stats_.flush_seconds += seconds_since(start);
+    return;
   } catch (...) {
     if (observer_) {
-      observer_->before_flush();
+      if (!opened) observer_->before_flush();
       observer_->after_flush();
     }
-    throw;
-  }
-  vk::BatchResult result;
-  if (observer_) observer_->before_flush();
-  try {
-    result = executor_->run(batch);
-  } catch (...) {
-    if (observer_) observer_->after_flush();
     throw;
   }
   if (observer_) observer_->after_flush();

@@ -53,6 +53,18 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
                   int count, std::string *error);
 void restore_loops();
 int replaced_loop_count();
+// NumPy's original loop of `op` on `dtypes` and the data NumPy passes it;
+// false when no replaced loop has that signature or it never ran.
+bool original_loop(npvk_op op, const npvk_dtype *dtypes, int count, PyUFuncGenericFunction *fn,
+                   void **data);
+
+// host_replay.cpp: failed device work runs on the host through the original
+// loops (registered at enable), reported once as a RuntimeWarning.
+void install_host_loop();
+int warn_failures();  // 0, or -1 with an exception set (warnings as errors)
+void note_possible_failure();
+bool failures_unreported();
+void put_failure_stats(PyObject *dict);
 
 // where_ufunc.cpp: np.where(c, x, y) as a ufunc (new reference, or null
 // with an exception set).

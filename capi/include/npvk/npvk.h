@@ -475,6 +475,50 @@ NPVK_API npvk_status npvk_managed_host_access(const void *ptr, uint64_t size, in
 NPVK_API npvk_status npvk_managed_sync(void);
 NPVK_API npvk_status npvk_managed_get_stats(npvk_managed_stats *out);
 
+/* ---- failure handling ---------------------------------------------------
+ *
+ * When a flush cannot run its work on the device (a kernel fails to compile,
+ * the submission fails, the device is lost), the recorded work is not lost if
+ * the context has a host loop: every recorded op of the batch then runs on the
+ * host through it, in recording order, on the buffers' host-visible memory,
+ * and the flush succeeds. Without a host loop, or when some operand's memory
+ * is not host-visible (device-local memory of a discrete GPU), the flush
+ * reports the failure as before and the batch's results are undefined.
+ * After a device loss every later call still fails with NPVK_ERR_DEVICE_LOST.
+ * See docs/architecture.md, "Failure handling".
+ */
+
+/* Runs one op as a NumPy inner loop: `args[k]` points at operand k's first
+ * element (a scalar input: at its value), `steps[k]` is its byte stride, and
+ * `count` elements are processed. Called with `args` NULL and `count` 0 to ask
+ * whether this loop can run at all. `fp_flags` (not NULL when args is set)
+ * receives the npvk_fp_flags the loop raised. Returns 0 on success. It runs
+ * under the context's lock and must not call npvk. */
+typedef int (*npvk_host_loop_fn)(void *user, npvk_op op, uint32_t nin, uint32_t nout,
+                                 const npvk_dtype *dtypes, char **args, int64_t count,
+                                 const int64_t *steps, uint32_t *fp_flags);
+/* Registers (fn != NULL) or removes the context's host loop. */
+NPVK_API npvk_status npvk_context_set_host_loop(npvk_context ctx, npvk_host_loop_fn fn,
+                                                void *user);
+
+typedef struct npvk_failure_stats {
+  uint32_t struct_size;     /* sizeof(npvk_failure_stats) */
+  uint32_t last_status;     /* npvk_status of the last failure; 0 if none */
+  uint64_t flush_failures;  /* flushes whose device work failed */
+  uint64_t ops_replayed;    /* recorded ops that then ran on the host */
+  uint64_t ops_lost;        /* recorded ops of failed flushes that could not */
+  uint64_t alloc_failures;  /* device buffers that could not be made (injected) */
+  uint64_t faults_injected; /* faults NPVK_FAULT / npvk_fault_inject fired, process-wide */
+  char last_message[256];   /* what the last failure said */
+} npvk_failure_stats;
+NPVK_API npvk_status npvk_context_get_failure_stats(npvk_context ctx, npvk_failure_stats *out);
+
+/* For tests: makes the N-th later event of a kind fail as the real failure
+ * would, with NPVK_FAULT's syntax: "kind:N[,kind:N...]", kinds alloc (device
+ * buffer creation), compile (building a kernel not in memory), submit and
+ * device_lost (a flush's submission). Counts restart; "" or NULL: no faults. */
+NPVK_API npvk_status npvk_fault_inject(const char *spec);
+
 #ifdef __cplusplus
 }
 #endif
