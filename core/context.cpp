@@ -221,13 +221,13 @@ void Context::write(Buffer &buffer, uint64_t offset, const void *src, uint64_t s
 }
 
 void Context::read(Buffer &buffer, uint64_t offset, void *dst, uint64_t size) {
-  check_usable();
+  check_readable(buffer);
   flush();
   transfer(buffer, offset, dst, size, false);
 }
 
 void Context::sync_buffer(Buffer &buffer) {
-  check_usable();
+  check_readable(buffer);
   flush();
   if (buffer.host && !buffer.zero_copy && buffer.device_newer) {
     transfer(buffer, 0, buffer.host, buffer.size(), false);

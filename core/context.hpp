@@ -32,6 +32,9 @@ class Context : public std::enable_shared_from_this<Context> {
   // Throws NPVK_ERR_INVALID_HANDLE after release() and NPVK_ERR_DEVICE_LOST
   // after the device was lost.
   void check_usable() const;
+  // As check_usable, but after a device loss memory the host can map still
+  // holds the last good (or replayed) results, and reading it needs no device.
+  void check_readable(const Buffer &buffer) const;
   bool released() const { return released_; }
   const npvk_device_info &device_info() const { return device_->info(); }
 

@@ -55,6 +55,10 @@ bool safe_to_rerun(const std::vector<RecordedOp> &ops) {
 
 }  // namespace
 
+void Context::check_readable(const Buffer &buffer) const {
+  if (released_ || !device_->lost() || !buffer.device || !buffer.device->mapped()) check_usable();
+}
+
 void Context::inject_alloc_fault() {
   if (!fault::fire(fault::Kind::Alloc)) return;
   ++failures_.alloc_failures;

@@ -68,8 +68,8 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def run_with_fault(fault):
-    proc = run_python(["-c", SCRIPT], env=subprocess_env(NPVK_FAULT=fault), timeout=300)
+def run_with_fault(fault, **env):
+    proc = run_python(["-c", SCRIPT], env=subprocess_env(NPVK_FAULT=fault, **env), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -107,3 +107,12 @@ def test_no_fault_no_warning():
     r = run_with_fault("")
     assert r["same"] and r["fp_same"], r
     assert r["npvk_warnings"] == [] and r["failures"]["flush_failures"] == 0, r
+
+
+@pytest.mark.parametrize("fault", ["compile:2", "device_lost:1"])
+def test_mirrored_memory(fault):
+    # Discrete GPUs' mode: the device copy is the newer one, and after a loss
+    # the host still reads it where it can be mapped.
+    r = run_with_fault(fault, NPVK_ZERO_COPY="0")
+    assert r["same"] and r["fp_same"], r
+    assert r["failures"]["ops_replayed_on_host"] >= 1 and len(r["npvk_warnings"]) == 1, r
