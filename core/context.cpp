@@ -34,12 +34,15 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 const vk::PushLayout &expected_push_layout() {
-  static const vk::PushLayout layout{
+  // Never destroyed: managed memory's atexit handler may flush, and compile,
+  // after the destructors of statics constructed later than its registration
+  // ran (ASan: a use after free when the first kernel was built at a fork).
+  static const vk::PushLayout *layout = new vk::PushLayout{
       sizeof(PushConstants),
       {offsetof(PushConstants, operand), offsetof(PushConstants, meta),
        offsetof(PushConstants, count), offsetof(PushConstants, tables),
        offsetof(PushConstants, flags)}};
-  return layout;
+  return *layout;
 }
 
 }  // namespace

@@ -38,12 +38,22 @@ extern "C" {
 #define NPVK_API __attribute__((visibility("default")))
 #endif
 
+/* The enums that callers pass in are int-sized in C; in C++ they get int as
+ * their fixed underlying type, so that any value a C caller passes (a bad
+ * dtype, an unknown op) is a valid value to check rather than undefined
+ * behaviour. The layout is the same either way. */
+#if defined(__cplusplus)
+#define NPVK_ENUM_INT : int
+#else
+#define NPVK_ENUM_INT
+#endif
+
 /* Bumped only on an incompatible change; additions keep the version. */
 #define NPVK_ABI_VERSION 1
 /* The largest rank a view may have (NumPy 1.x's NPY_MAXDIMS). */
 #define NPVK_MAX_DIMS 32
 
-typedef enum npvk_status {
+typedef enum npvk_status NPVK_ENUM_INT {
   NPVK_SUCCESS = 0,
   NPVK_ERR_INVALID_ARGUMENT = 1, /* a null pointer, a bad flag, an unaligned view */
   NPVK_ERR_INVALID_HANDLE = 2,   /* released, unknown or wrong kind of handle */
@@ -60,7 +70,7 @@ typedef enum npvk_status {
   NPVK_ERR_INTERNAL = 13     /* a bug in npvk; the message says where */
 } npvk_status;
 
-typedef enum npvk_dtype {
+typedef enum npvk_dtype NPVK_ENUM_INT {
   NPVK_BOOL = 0, /* one byte, 0 or 1, like NumPy's bool_ */
   NPVK_INT8 = 1,
   NPVK_INT16 = 2,
@@ -81,7 +91,7 @@ typedef enum npvk_dtype {
  * (astype with casting='unsafe', C conversion rules). Values are stable.
  * npvk_op_info() tells the arity; npvk_op_supported() whether a loop exists.
  */
-typedef enum npvk_op {
+typedef enum npvk_op NPVK_ENUM_INT {
   /* arithmetic */
   NPVK_OP_ADD = 0,
   NPVK_OP_SUBTRACT = 1,
