@@ -7,8 +7,7 @@ using namespace npvk;
 
 extern "C" {
 
-NPVK_API npvk_status npvk_context_set_host_loop(npvk_context h, npvk_host_loop_fn fn,
-                                                void *user) {
+NPVK_API npvk_status npvk_context_set_host_loop(npvk_context h, npvk_host_loop_fn fn, void *user) {
   return guarded([&] {
     auto ctx = get_context(h);
     ContextLock lock(ctx->mutex());

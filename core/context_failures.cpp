@@ -44,7 +44,8 @@ bool safe_to_rerun(const std::vector<RecordedOp> &ops) {
   for (const RecordedOp &op : ops) {
     const uint32_t nin = op.spec.nin;
     for (uint32_t k = 0; k < nin; ++k)
-      if (!op.operands[k].scalar) reads.push_back({op.operands[k].buffer.get(), op.lo[k], op.hi[k]});
+      if (!op.operands[k].scalar)
+        reads.push_back({op.operands[k].buffer.get(), op.lo[k], op.hi[k]});
     for (uint32_t k = nin; k < op.operands.size(); ++k)
       for (const Range &r : reads)
         if (r.buffer == op.operands[k].buffer.get() && op.lo[k] < r.hi && r.lo < op.hi[k])
@@ -77,8 +78,7 @@ void Context::inject_submit_fault() {
     device_->check(VK_ERROR_OUT_OF_DEVICE_MEMORY, "vkQueueSubmit (injected by NPVK_FAULT=submit)");
 }
 
-bool Context::recover(const std::vector<RecordedOp> &done, const Error &error,
-                      bool may_have_run) {
+bool Context::recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run) {
   ++failures_.flush_failures;
   failures_.last_status = uint32_t(error.status());
   std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", error.what());
@@ -125,8 +125,8 @@ bool Context::recover(const std::vector<RecordedOp> &done, const Error &error,
       }
       std::feclearexcept(FE_ALL_EXCEPT);
       uint32_t raised = 0;
-      host_loop_(host_loop_user_, op.spec.op, op.spec.nin, op.spec.nout, dtypes, args, inner,
-                 steps, &raised);
+      host_loop_(host_loop_user_, op.spec.op, op.spec.nin, op.spec.nout, dtypes, args, inner, steps,
+                 &raised);
       flags |= raised | fp_flags_raised();
       size_t d = index.size();
       while (d > 0 && ++index[d - 1] == sp.shape[d - 1]) index[--d] = 0;

@@ -17,7 +17,7 @@ constexpr const char *kNames[kKinds] = {"alloc", "compile", "submit", "device_lo
 
 struct Plan {
   std::mutex mutex;
-  bool loaded = false;  // NPVK_FAULT read (lazily: the first event)
+  bool loaded = false;        // NPVK_FAULT read (lazily: the first event)
   uint64_t target[kKinds]{};  // 0: never
   uint64_t seen[kKinds]{};
   uint64_t fired = 0;
@@ -87,6 +87,8 @@ uint64_t fired() {
   return p.fired;
 }
 
-const char *kind_name(Kind kind) { return kNames[size_t(kind)]; }
+const char *kind_name(Kind kind) {
+  return kNames[size_t(kind)];
+}
 
 }  // namespace npvk::fault

@@ -17,7 +17,9 @@ std::atomic<uint64_t> g_warned{0};
 // (under its lock) only then.
 std::atomic<bool> g_maybe_failed{false};
 
-uint64_t failure_count(const npvk_failure_stats &f) { return f.flush_failures + f.alloc_failures; }
+uint64_t failure_count(const npvk_failure_stats &f) {
+  return f.flush_failures + f.alloc_failures;
+}
 
 bool get_failures(npvk_failure_stats *f) {
   *f = npvk_failure_stats{};
@@ -44,10 +46,16 @@ int host_loop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype 
 
 }  // namespace
 
-void install_host_loop() { npvk_context_set_host_loop(context(), host_loop, nullptr); }
+void install_host_loop() {
+  npvk_context_set_host_loop(context(), host_loop, nullptr);
+}
 
-void note_possible_failure() { g_maybe_failed = true; }
-bool failures_unreported() { return g_maybe_failed.load(std::memory_order_relaxed); }
+void note_possible_failure() {
+  g_maybe_failed = true;
+}
+bool failures_unreported() {
+  return g_maybe_failed.load(std::memory_order_relaxed);
+}
 
 int warn_failures() {
   g_maybe_failed = false;

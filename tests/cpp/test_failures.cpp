@@ -17,8 +17,8 @@ namespace {
 // would be. It counts its calls so that tests see the replay happen.
 int g_host_calls = 0;
 
-int HostLoop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype *dtypes,
-             char **args, int64_t count, const int64_t *steps, uint32_t *fp_flags) {
+int HostLoop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype *dtypes, char **args,
+             int64_t count, const int64_t *steps, uint32_t *fp_flags) {
   bool known = (op == NPVK_OP_ADD || op == NPVK_OP_MULTIPLY || op == NPVK_OP_TRUE_DIVIDE) &&
                nin == 2 && nout == 1;
   for (uint32_t k = 0; known && k < 3; ++k) known = dtypes[k] == NPVK_FLOAT64;
@@ -90,7 +90,9 @@ struct Chain {
     return st != NPVK_SUCCESS ? st
                               : npvk_binary(ctx, NPVK_OP_ADD, vt2.get(), va2.get(), vout2.get());
   }
-  static double Expected(int64_t i) { return double(i) * 0.5 * (3.0 - double(i)) + double(i) * 0.5; }
+  static double Expected(int64_t i) {
+    return double(i) * 0.5 * (3.0 - double(i)) + double(i) * 0.5;
+  }
 };
 
 TEST_F(Failures, SpecIsChecked) {
@@ -171,9 +173,10 @@ TEST_P(FailuresReplay, ResultsAreTheHostLoopsAndCounted) {
   EXPECT_EQ(f.ops_replayed, 2u);
   EXPECT_EQ(f.ops_lost, 0u);
   const bool lost = std::string(GetParam()).find("device_lost") == 0;
-  EXPECT_EQ(f.last_status, uint32_t(lost ? NPVK_ERR_DEVICE_LOST : std::string(GetParam())[0] == 'c'
-                                                                      ? NPVK_ERR_COMPILE
-                                                                      : NPVK_ERR_OUT_OF_DEVICE_MEMORY));
+  EXPECT_EQ(f.last_status,
+            uint32_t(lost                                ? NPVK_ERR_DEVICE_LOST
+                     : std::string(GetParam())[0] == 'c' ? NPVK_ERR_COMPILE
+                                                         : NPVK_ERR_OUT_OF_DEVICE_MEMORY));
   if (lost) {
     // A lost device stays lost: later work is refused, not silently dropped.
     EXPECT_EQ(c.Record(ctx.get()), NPVK_ERR_DEVICE_LOST);

@@ -49,12 +49,13 @@ npvk_context context() {
   return g_ctx;
 }
 
-const npvk_dtype kDtypes[] = {NPVK_BOOL,  NPVK_INT32,   NPVK_UINT8,  NPVK_INT64,
-                              NPVK_FLOAT32, NPVK_FLOAT64, NPVK_FLOAT16, npvk_dtype(12),
-                              npvk_dtype(-1)};
-const npvk_op kOps[] = {NPVK_OP_ADD,    NPVK_OP_MULTIPLY, NPVK_OP_NEGATIVE, NPVK_OP_SQRT,
-                        NPVK_OP_LESS,   NPVK_OP_WHERE,    NPVK_OP_CAST,     NPVK_OP_DIVMOD,
-                        NPVK_OP_FLOOR_DIVIDE, npvk_op(NPVK_OP_COUNT), npvk_op(1000)};
+const npvk_dtype kDtypes[] = {NPVK_BOOL,    NPVK_INT32,     NPVK_UINT8,
+                              NPVK_INT64,   NPVK_FLOAT32,   NPVK_FLOAT64,
+                              NPVK_FLOAT16, npvk_dtype(12), npvk_dtype(-1)};
+const npvk_op kOps[] = {
+    NPVK_OP_ADD,          NPVK_OP_MULTIPLY,       NPVK_OP_NEGATIVE, NPVK_OP_SQRT,
+    NPVK_OP_LESS,         NPVK_OP_WHERE,          NPVK_OP_CAST,     NPVK_OP_DIVMOD,
+    NPVK_OP_FLOOR_DIVIDE, npvk_op(NPVK_OP_COUNT), npvk_op(1000)};
 
 uint32_t itemsize(npvk_dtype d) {
   uint32_t size = 1;
@@ -126,8 +127,7 @@ struct Program {
   void create_scalar() {
     uint64_t value = in.u64();
     npvk_view v{};
-    if (npvk_view_create_scalar(context(), dtype(), &value, &v) == NPVK_SUCCESS)
-      views.push_back(v);
+    if (npvk_view_create_scalar(context(), dtype(), &value, &v) == NPVK_SUCCESS) views.push_back(v);
   }
   void apply() {
     npvk_op op = kOps[in.u8() % (sizeof kOps / sizeof kOps[0])];
@@ -144,8 +144,7 @@ struct Program {
     }
     npvk_view operands[8];
     for (uint32_t k = 0; k < nin + nout; ++k) operands[k] = any_view();
-    npvk_apply(context(), op, nin, nin ? operands : nullptr, nout,
-               nout ? operands + nin : nullptr);
+    npvk_apply(context(), op, nin, nin ? operands : nullptr, nout, nout ? operands + nin : nullptr);
   }
   void read_or_write(bool write) {
     npvk_buffer b = pick(buffers);
@@ -164,10 +163,18 @@ struct Program {
     uint64_t size = 0;
     int zero_copy = 0;
     switch (in.u8() % 4) {
-      case 0: npvk_buffer_size(b, &size); break;
-      case 1: npvk_buffer_is_zero_copy(b, &zero_copy); break;
-      case 2: npvk_buffer_sync(b); break;
-      case 3: npvk_buffer_host_modified(b); break;
+      case 0:
+        npvk_buffer_size(b, &size);
+        break;
+      case 1:
+        npvk_buffer_is_zero_copy(b, &zero_copy);
+        break;
+      case 2:
+        npvk_buffer_sync(b);
+        break;
+      case 3:
+        npvk_buffer_host_modified(b);
+        break;
     }
   }
   void release() {
@@ -180,17 +187,35 @@ struct Program {
   void run() {
     for (int step = 0; step < 48 && !in.empty(); ++step) {
       switch (in.u8() % 11) {
-        case 0: create_buffer(); break;
-        case 1: wrap_host(); break;
+        case 0:
+          create_buffer();
+          break;
+        case 1:
+          wrap_host();
+          break;
         case 2:
-        case 3: create_view(); break;
-        case 4: create_scalar(); break;
+        case 3:
+          create_view();
+          break;
+        case 4:
+          create_scalar();
+          break;
         case 5:
-        case 6: apply(); break;
-        case 7: npvk_sync(context()); break;
-        case 8: read_or_write(in.u8() & 1); break;
-        case 9: query(); break;
-        case 10: release(); break;
+        case 6:
+          apply();
+          break;
+        case 7:
+          npvk_sync(context());
+          break;
+        case 8:
+          read_or_write(in.u8() & 1);
+          break;
+        case 9:
+          query();
+          break;
+        case 10:
+          release();
+          break;
       }
     }
     // Nothing may leak into the next input: release everything (twice is

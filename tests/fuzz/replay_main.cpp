@@ -17,7 +17,8 @@ namespace {
 
 int run_file(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
   return 1;
 }
@@ -29,7 +30,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (!arg.empty() && arg[0] == '-') continue;  // libFuzzer's flags
-    struct stat st{};
+    struct stat st {};
     if (stat(arg.c_str(), &st) != 0) {
       std::fprintf(stderr, "no such input: %s\n", arg.c_str());
       return 1;
