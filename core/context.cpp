@@ -35,12 +35,15 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 const vk::PushLayout &expected_push_layout() {
-  static const vk::PushLayout layout{
+  // Never destroyed: managed memory's atexit handler may flush, and compile,
+  // after the destructors of statics constructed later than its registration
+  // ran (ASan: a use after free when the first kernel was built at a fork).
+  static const vk::PushLayout *layout = new vk::PushLayout{
       sizeof(PushConstants),
       {offsetof(PushConstants, operand), offsetof(PushConstants, meta),
        offsetof(PushConstants, count), offsetof(PushConstants, tables),
        offsetof(PushConstants, flags)}};
-  return layout;
+  return *layout;
 }
 
 }  // namespace
@@ -109,6 +112,7 @@ void Context::check_usable() const {
 
 std::shared_ptr<Buffer> Context::create_buffer(uint64_t size) {
   check_usable();
+  inject_alloc_fault();
   auto buffer = std::make_shared<Buffer>(shared_from_this(), size);
   buffer->device =
       std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::DeviceLocal);
@@ -137,6 +141,7 @@ void Context::remember(const std::shared_ptr<Buffer> &buffer) {
 
 std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
   check_usable();
+  inject_alloc_fault();
   require(host != nullptr, NPVK_ERR_INVALID_ARGUMENT, "host memory is null");
   auto buffer = std::make_shared<Buffer>(shared_from_this(), size);
   buffer->host = host;
@@ -225,13 +230,13 @@ void Context::write(Buffer &buffer, uint64_t offset, const void *src, uint64_t s
 }
 
 void Context::read(Buffer &buffer, uint64_t offset, void *dst, uint64_t size) {
-  check_usable();
+  check_readable(buffer);
   flush();
   transfer(buffer, offset, dst, size, false);
 }
 
 void Context::sync_buffer(Buffer &buffer) {
-  check_usable();
+  check_readable(buffer);
   flush();
   if (buffer.host && !buffer.zero_copy && buffer.device_newer) {
     transfer(buffer, 0, buffer.host, buffer.size(), false);
@@ -465,6 +470,7 @@ const Context::Kernel &Context::kernel_for(const std::string &key,
     return it->second;
   }
   auto start = std::chrono::steady_clock::now();
+  inject_compile_fault();
   std::vector<uint32_t> spirv = spirv_for(source(), key);
   Kernel kernel;
   kernel.pipeline = pipelines_->create(spirv);
@@ -854,6 +860,8 @@ void Context::flush() {
   std::vector<vk::Dispatch> batch;
   batch.reserve(kernels.size());
   std::vector<size_t> first_dispatch;  // per kernel, into batch
+  vk::BatchResult result;
+  bool opened = false, submitting = false;
   try {
     // Reductions with several chunks per result put partial results in
     // scratch memory, one region each.
@@ -879,19 +887,24 @@ void Context::flush() {
         batch.push_back(dispatch_for(kernels[i]));
     }
     first_dispatch.push_back(batch.size());
+    if (observer_) observer_->before_flush();
+    opened = true;
+    inject_submit_fault();
+    submitting = true;
+    result = executor_->run(batch);
+  } catch (const Error &e) {
+    // The host replay needs the pages open, as the device would have.
+    if (observer_ && !opened) observer_->before_flush();
+    bool recovered = recover(done, e, submitting);
+    if (observer_) observer_->after_flush();
+    if (!recovered) throw;
+    stats_.flush_seconds += seconds_since(start);
+    return;
   } catch (...) {
     if (observer_) {
-      observer_->before_flush();
+      if (!opened) observer_->before_flush();
       observer_->after_flush();
     }
-    throw;
-  }
-  vk::BatchResult result;
-  if (observer_) observer_->before_flush();
-  try {
-    result = executor_->run(batch);
-  } catch (...) {
-    if (observer_) observer_->after_flush();
     throw;
   }
   if (observer_) observer_->after_flush();

@@ -14,6 +14,7 @@
 
 #include "core/buffer.hpp"
 #include "core/codegen.hpp"
+#include "core/error.hpp"
 #include "core/fusion.hpp"
 #include "core/tracked_mutex.hpp"
 #include "core/view.hpp"
@@ -32,6 +33,9 @@ class Context : public std::enable_shared_from_this<Context> {
   // Throws NPVK_ERR_INVALID_HANDLE after release() and NPVK_ERR_DEVICE_LOST
   // after the device was lost.
   void check_usable() const;
+  // As check_usable, but after a device loss memory the host can map still
+  // holds the last good (or replayed) results, and reading it needs no device.
+  void check_readable(const Buffer &buffer) const;
   bool released() const { return released_; }
   const npvk_device_info &device_info() const { return device_->info(); }
 
@@ -74,6 +78,13 @@ class Context : public std::enable_shared_from_this<Context> {
   npvk_stats stats() const;
   void reset_stats();
 
+  // Failure handling (core/context_failures.cpp, docs/architecture.md).
+  void set_host_loop(npvk_host_loop_fn fn, void *user) {
+    host_loop_ = fn;
+    host_loop_user_ = user;
+  }
+  npvk_failure_stats failure_stats() const;
+
  private:
   Context() = default;
   struct Kernel {
@@ -107,6 +118,14 @@ class Context : public std::enable_shared_from_this<Context> {
                          std::vector<vk::Dispatch> &batch);
   void remember(const std::shared_ptr<Buffer> &buffer);
   void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);
+  // NPVK_FAULT's injection points: each throws the failure it simulates.
+  void inject_alloc_fault();
+  void inject_compile_fault();
+  void inject_submit_fault();
+  // A flush failed with `error`: runs `done` on the host through the host
+  // loop if it can, and counts the failure. `may_have_run`: the batch was
+  // (perhaps) submitted, so only work that is safe to run twice is replayed.
+  bool recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run);
 
   mutable TrackedMutex mutex_;
   std::unique_ptr<vk::Device> device_;
@@ -132,6 +151,9 @@ class Context : public std::enable_shared_from_this<Context> {
   npvk_stats stats_{};
   bool released_ = false;
   MemoryObserver *observer_ = nullptr;
+  npvk_host_loop_fn host_loop_ = nullptr;
+  void *host_loop_user_ = nullptr;
+  npvk_failure_stats failures_{};
 };
 
 }  // namespace npvk

@@ -46,6 +46,7 @@ PyObject *py_enable(PyObject *, PyObject *args) {
     if (!g_previous_handler) return nullptr;
   }
   patch_buffer_access();
+  install_host_loop();
   settings().enabled = true;
   Py_RETURN_NONE;
 }
@@ -180,6 +181,7 @@ PyObject *py_stats(PyObject *, PyObject *) {
     put(d, "managed_bytes", PyLong_FromUnsignedLongLong(m.live_bytes));
   }
   put(d, "loops_replaced", PyLong_FromLong(replaced_loop_count()));
+  put_failure_stats(d);
   return d;
 }
 
@@ -342,6 +344,7 @@ int handle_fp_errors(const npvk_fp_error *errors, uint32_t count) {
 }  // namespace
 
 int report_fp_errors() {
+  if (warn_failures() < 0) return -1;
   npvk_fp_error errors[NPVK_OP_COUNT];
   return handle_fp_errors(errors, take_fp_errors(errors));
 }
@@ -350,9 +353,9 @@ void report_fp_errors_from_loop() {
   // Taken without the GIL; only a report needs it.
   npvk_fp_error errors[NPVK_OP_COUNT];
   uint32_t count = take_fp_errors(errors);
-  if (count == 0) return;
+  if (count == 0 && !failures_unreported()) return;
   PyGILState_STATE gil = PyGILState_Ensure();
-  if (handle_fp_errors(errors, count) < 0) {
+  if (warn_failures() < 0 || handle_fp_errors(errors, count) < 0) {
     // A loop cannot return an exception; the FP status is NumPy's channel for
     // it, checked when the loop returns.
     PyErr_Clear();

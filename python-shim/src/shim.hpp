@@ -66,6 +66,18 @@ void restore_matmul_loops();
 PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                          PyObject *kwnames, bool *taken);
 int replaced_loop_count();
+// NumPy's original loop of `op` on `dtypes` and the data NumPy passes it;
+// false when no replaced loop has that signature or it never ran.
+bool original_loop(npvk_op op, const npvk_dtype *dtypes, int count, PyUFuncGenericFunction *fn,
+                   void **data);
+
+// host_replay.cpp: failed device work runs on the host through the original
+// loops (registered at enable), reported once as a RuntimeWarning.
+void install_host_loop();
+int warn_failures();  // 0, or -1 with an exception set (warnings as errors)
+void note_possible_failure();
+bool failures_unreported();
+void put_failure_stats(PyObject *dict);
 
 // ufunc_methods.cpp: routes a NumPy method (ufunc.reduce, ufunc.accumulate,
 // ndarray.copy, ndarray.astype) or C function (`function`: np.copyto's

@@ -8,6 +8,7 @@
 // pages and so makes them current first.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -30,6 +31,10 @@ struct Slot {
   std::array<npvk_dtype, kMaxOperands> dtypes{};
   std::array<int64_t, kMaxOperands> itemsizes{};
   PyUFuncGenericFunction original = nullptr;
+  // What NumPy passes the loop (a C function for generic loops), seen at its
+  // first call: the host replay of failed device work needs it.
+  std::atomic<void *> data{nullptr};
+  std::atomic<bool> called{false};
 };
 
 std::array<Slot, kMaxSlots> g_slots;
@@ -95,6 +100,13 @@ bool negative_int_exponent(const Slot &s, char **args, npy_intp n, const npy_int
   }
 }
 
+const char *failure_reason(npvk_status st, const char *otherwise) {
+  if (st == NPVK_ERR_DEVICE_LOST || st == NPVK_ERR_OUT_OF_DEVICE_MEMORY) note_possible_failure();
+  if (st == NPVK_ERR_DEVICE_LOST) return "device lost";
+  if (st == NPVK_ERR_OUT_OF_DEVICE_MEMORY) return "out of device memory";
+  return otherwise;
+}
+
 // Records the loop on the device; returns the reason it cannot, or null.
 const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
   const int count = s.nin + s.nout;
@@ -141,7 +153,7 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
       int64_t shape = n, stride = steps[k];
       st = npvk_managed_view(args[k], s.dtypes[k], 1, &shape, &stride, &views[k]);
       if (st == NPVK_ERR_INVALID_ARGUMENT) reason = "unmanaged operand";
-      else if (st != NPVK_SUCCESS) reason = "view";
+      else if (st != NPVK_SUCCESS) reason = failure_reason(st, "view");
     }
     if (st == NPVK_SUCCESS) made = k + 1;
   }
@@ -149,14 +161,18 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
     npvk_status st = npvk_apply(context(), s.op, uint32_t(s.nin), views.data(), uint32_t(s.nout),
                                 views.data() + s.nin);
     if (st == NPVK_ERR_INVALID_ARGUMENT) reason = "overlap";
-    else if (st != NPVK_SUCCESS) reason = "device error";
+    else if (st != NPVK_SUCCESS) reason = failure_reason(st, "device error");
   }
   for (int k = 0; k < made; ++k) npvk_view_release(views[k]);
   return reason;
 }
 
 void run_loop(int slot, char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
-  const Slot &s = g_slots[size_t(slot)];
+  Slot &s = g_slots[size_t(slot)];
+  if (!s.called.load(std::memory_order_acquire)) {
+    s.data.store(data, std::memory_order_relaxed);
+    s.called.store(true, std::memory_order_release);
+  }
   // FP exceptions of device work that ran since the last report surface here
   // (NumPy cleared the FP status before this call and checks it after).
   report_fp_errors_from_loop();
@@ -202,8 +218,10 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
       !supported)
     return false;
   Slot &s = g_slots[size_t(g_used)];
-  s = Slot{};
+  s.ufunc = nullptr;
   s.op = op;
+  s.data = nullptr;
+  s.called = false;
   s.nin = uf->nin;
   s.nout = uf->nout;
   s.name = uf->name;
@@ -256,6 +274,20 @@ bool device_loop_for(PyObject *ufunc, int in_type, int out_type, npvk_op *op) {
       *op = s.op;
       return true;
     }
+  }
+  return false;
+}
+
+bool original_loop(npvk_op op, const npvk_dtype *dtypes, int count, PyUFuncGenericFunction *fn,
+                   void **data) {
+  for (int i = 0; i < g_used; ++i) {
+    const Slot &s = g_slots[size_t(i)];
+    if (s.op != op || s.nin + s.nout != count || !s.called.load(std::memory_order_acquire) ||
+        !std::equal(dtypes, dtypes + count, s.dtypes.begin()))
+      continue;
+    *fn = s.original;
+    *data = s.data.load(std::memory_order_relaxed);
+    return true;
   }
   return false;
 }

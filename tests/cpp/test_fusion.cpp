@@ -301,7 +301,8 @@ TEST_F(Fusion, FpErrorsOfInPlaceChainsUseTheLoadedValues) {
 // The same chain in a time-step loop compiles its kernel once.
 TEST_F(Fusion, RepeatedChainsReuseTheFusedKernel) {
   const int64_t n = 1000;
-  auto [xb, x] = Array(Ramp(n, 0.0, 0.001));
+  auto [xb, x_binding] = Array(Ramp(n, 0.0, 0.001));
+  View &x = x_binding;  // clang 14 cannot capture a structured binding
   View half = MakeScalar(ctx(), 0.5), quarter = MakeScalar(ctx(), 0.25);
   auto step = [&] {
     auto [tb, t] = Empty<double>(n);

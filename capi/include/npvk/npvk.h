@@ -38,12 +38,22 @@ extern "C" {
 #define NPVK_API __attribute__((visibility("default")))
 #endif
 
+/* The enums that callers pass in are int-sized in C; in C++ they get int as
+ * their fixed underlying type, so that any value a C caller passes (a bad
+ * dtype, an unknown op) is a valid value to check rather than undefined
+ * behaviour. The layout is the same either way. */
+#if defined(__cplusplus)
+#define NPVK_ENUM_INT : int
+#else
+#define NPVK_ENUM_INT
+#endif
+
 /* Bumped only on an incompatible change; additions keep the version. */
 #define NPVK_ABI_VERSION 1
 /* The largest rank a view may have (NumPy 1.x's NPY_MAXDIMS). */
 #define NPVK_MAX_DIMS 32
 
-typedef enum npvk_status {
+typedef enum npvk_status NPVK_ENUM_INT {
   NPVK_SUCCESS = 0,
   NPVK_ERR_INVALID_ARGUMENT = 1, /* a null pointer, a bad flag, an unaligned view */
   NPVK_ERR_INVALID_HANDLE = 2,   /* released, unknown or wrong kind of handle */
@@ -60,7 +70,7 @@ typedef enum npvk_status {
   NPVK_ERR_INTERNAL = 13     /* a bug in npvk; the message says where */
 } npvk_status;
 
-typedef enum npvk_dtype {
+typedef enum npvk_dtype NPVK_ENUM_INT {
   NPVK_BOOL = 0, /* one byte, 0 or 1, like NumPy's bool_ */
   NPVK_INT8 = 1,
   NPVK_INT16 = 2,
@@ -81,7 +91,7 @@ typedef enum npvk_dtype {
  * (astype with casting='unsafe', C conversion rules). Values are stable.
  * npvk_op_info() tells the arity; npvk_op_supported() whether a loop exists.
  */
-typedef enum npvk_op {
+typedef enum npvk_op NPVK_ENUM_INT {
   /* arithmetic */
   NPVK_OP_ADD = 0,
   NPVK_OP_SUBTRACT = 1,
@@ -519,6 +529,50 @@ NPVK_API npvk_status npvk_managed_host_access(const void *ptr, uint64_t size, in
 /* Runs all pending work; every managed allocation is then host-current. */
 NPVK_API npvk_status npvk_managed_sync(void);
 NPVK_API npvk_status npvk_managed_get_stats(npvk_managed_stats *out);
+
+/* ---- failure handling ---------------------------------------------------
+ *
+ * When a flush cannot run its work on the device (a kernel fails to compile,
+ * the submission fails, the device is lost), the recorded work is not lost if
+ * the context has a host loop: every recorded op of the batch then runs on the
+ * host through it, in recording order, on the buffers' host-visible memory,
+ * and the flush succeeds. Without a host loop, or when some operand's memory
+ * is not host-visible (device-local memory of a discrete GPU), the flush
+ * reports the failure as before and the batch's results are undefined.
+ * After a device loss every later call still fails with NPVK_ERR_DEVICE_LOST.
+ * See docs/architecture.md, "Failure handling".
+ */
+
+/* Runs one op as a NumPy inner loop: `args[k]` points at operand k's first
+ * element (a scalar input: at its value), `steps[k]` is its byte stride, and
+ * `count` elements are processed. Called with `args` NULL and `count` 0 to ask
+ * whether this loop can run at all. `fp_flags` (not NULL when args is set)
+ * receives the npvk_fp_flags the loop raised. Returns 0 on success. It runs
+ * under the context's lock and must not call npvk. */
+typedef int (*npvk_host_loop_fn)(void *user, npvk_op op, uint32_t nin, uint32_t nout,
+                                 const npvk_dtype *dtypes, char **args, int64_t count,
+                                 const int64_t *steps, uint32_t *fp_flags);
+/* Registers (fn != NULL) or removes the context's host loop. */
+NPVK_API npvk_status npvk_context_set_host_loop(npvk_context ctx, npvk_host_loop_fn fn,
+                                                void *user);
+
+typedef struct npvk_failure_stats {
+  uint32_t struct_size;     /* sizeof(npvk_failure_stats) */
+  uint32_t last_status;     /* npvk_status of the last failure; 0 if none */
+  uint64_t flush_failures;  /* flushes whose device work failed */
+  uint64_t ops_replayed;    /* recorded ops that then ran on the host */
+  uint64_t ops_lost;        /* recorded ops of failed flushes that could not */
+  uint64_t alloc_failures;  /* device buffers that could not be made (injected) */
+  uint64_t faults_injected; /* faults NPVK_FAULT / npvk_fault_inject fired, process-wide */
+  char last_message[256];   /* what the last failure said */
+} npvk_failure_stats;
+NPVK_API npvk_status npvk_context_get_failure_stats(npvk_context ctx, npvk_failure_stats *out);
+
+/* For tests: makes the N-th later event of a kind fail as the real failure
+ * would, with NPVK_FAULT's syntax: "kind:N[,kind:N...]", kinds alloc (device
+ * buffer creation), compile (building a kernel not in memory), submit and
+ * device_lost (a flush's submission). Counts restart; "" or NULL: no faults. */
+NPVK_API npvk_status npvk_fault_inject(const char *spec);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,31 @@
+// Failure handling: the host loop that replays failed flushes, failure
+// counts, and fault injection for tests.
+#include "capi/capi_common.hpp"
+#include "core/fault_injection.hpp"
+
+using namespace npvk;
+
+extern "C" {
+
+NPVK_API npvk_status npvk_context_set_host_loop(npvk_context h, npvk_host_loop_fn fn, void *user) {
+  return guarded([&] {
+    auto ctx = get_context(h);
+    ContextLock lock(ctx->mutex());
+    ctx->set_host_loop(fn, user);
+  });
+}
+
+NPVK_API npvk_status npvk_context_get_failure_stats(npvk_context h, npvk_failure_stats *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    auto ctx = get_context(h);
+    ContextLock lock(ctx->mutex());
+    copy_sized(out, ctx->failure_stats());
+  });
+}
+
+NPVK_API npvk_status npvk_fault_inject(const char *spec) {
+  return guarded([&] { fault::configure(spec); });
+}
+
+}  // extern "C"

@@ -1,0 +1,94 @@
+// When the device fails a flush, its recorded ops run on the host through
+// NumPy's own loops (the originals the shim replaced), so the program's
+// results are NumPy's; the failure is reported once as a RuntimeWarning and
+// counted in npvk.stats(). See docs/architecture.md, "Failure handling".
+#include <atomic>
+#include <cstdio>
+
+#include "numpy_api.hpp"
+#include "shim.hpp"
+
+namespace npvk_shim {
+namespace {
+
+// Failures already warned about; the counters only grow.
+std::atomic<uint64_t> g_warned{0};
+// Set where the shim sees a failure happen, so that ufunc loops ask npvk
+// (under its lock) only then.
+std::atomic<bool> g_maybe_failed{false};
+
+uint64_t failure_count(const npvk_failure_stats &f) {
+  return f.flush_failures + f.alloc_failures;
+}
+
+bool get_failures(npvk_failure_stats *f) {
+  *f = npvk_failure_stats{};
+  f->struct_size = sizeof *f;
+  return context().id && npvk_context_get_failure_stats(context(), f) == NPVK_SUCCESS;
+}
+
+// Called by npvk inside a failed flush, under its lock, perhaps without the
+// GIL: NumPy's numeric inner loops need neither.
+int host_loop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype *dtypes,
+              char **args, int64_t count, const int64_t *steps, uint32_t *fp_flags) {
+  PyUFuncGenericFunction fn = nullptr;
+  void *data = nullptr;
+  if (!original_loop(op, dtypes, int(nin + nout), &fn, &data)) return -1;
+  if (!args) return 0;
+  g_maybe_failed = true;
+  npy_intp n = npy_intp(count);
+  npy_intp st[8];
+  for (uint32_t k = 0; k < nin + nout && k < 8; ++k) st[k] = npy_intp(steps[k]);
+  fn(args, &n, st, data);
+  *fp_flags = 0;  // npvk reads the FP status the loop left
+  return 0;
+}
+
+}  // namespace
+
+void install_host_loop() {
+  npvk_context_set_host_loop(context(), host_loop, nullptr);
+}
+
+void note_possible_failure() {
+  g_maybe_failed = true;
+}
+bool failures_unreported() {
+  return g_maybe_failed.load(std::memory_order_relaxed);
+}
+
+int warn_failures() {
+  g_maybe_failed = false;
+  npvk_failure_stats f;
+  if (!get_failures(&f) || failure_count(f) <= g_warned.load()) return 0;
+  g_warned = failure_count(f);
+  const char *status = npvk_status_string(npvk_status(f.last_status));
+  if (f.ops_lost == 0)
+    return PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                            "npvk: device work failed (%s: %s); the work ran with NumPy's own "
+                            "loops instead (%llu operations so far)",
+                            status, f.last_message, (unsigned long long)f.ops_replayed);
+  return PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                          "npvk: device work failed (%s: %s) and %llu operations could not be "
+                          "recomputed on the host",
+                          status, f.last_message, (unsigned long long)f.ops_lost);
+}
+
+void put_failure_stats(PyObject *dict) {
+  npvk_failure_stats f;
+  if (!get_failures(&f)) return;
+  auto put = [&](const char *key, uint64_t value) {
+    PyObject *v = PyLong_FromUnsignedLongLong(value);
+    if (v) {
+      PyDict_SetItemString(dict, key, v);
+      Py_DECREF(v);
+    }
+  };
+  put("flush_failures", f.flush_failures);
+  put("ops_replayed_on_host", f.ops_replayed);
+  put("ops_lost", f.ops_lost);
+  put("alloc_failures", f.alloc_failures);
+  put("faults_injected", f.faults_injected);
+}
+
+}  // namespace npvk_shim

@@ -1,0 +1,118 @@
+"""Injected device failures (NPVK_FAULT) under a NumPy program: out of device
+memory, a kernel that does not compile, a failed submission, device loss.
+
+In every case the program's results and floating-point warnings are plain
+NumPy's: a failed flush's recorded ops run on the host through NumPy's own
+loops, a failed allocation leaves the op on NumPy's path, and a lost device
+sends every later op there. npvk says so once, as a RuntimeWarning, and
+counts it in npvk.stats(). Each case runs in a fresh process, since the fault
+counts are per process and a lost device stays lost."""
+
+import json
+import textwrap
+
+import pytest
+
+from npvk_testlib import run_python, subprocess_env
+
+SCRIPT = textwrap.dedent("""
+    import json, sys, warnings
+    import numpy as np
+    import npvk
+
+    def program():
+        rng = np.random.default_rng(7)
+        n = 40_000
+        a = rng.random(n)
+        b = rng.random(n) + 0.5
+        i = rng.integers(-100, 100, n)
+        c = np.sqrt(a) * b + 1.0
+        d = np.where(a > 0.5, c, -c)
+        peek = [float(d[10])]         # a host read: a flush
+        e = (i * 3) // 7 - i
+        peek.append(int(e[5]))
+        f = np.sqrt(a - 0.25)         # invalid value (correctly rounded, unlike log)
+        g = a / (b - b)               # divide by zero
+        h = np.maximum(c, d) ** 2
+        peek.append(float(h[3]))
+        for _ in range(3):
+            c = c * 0.5 + d
+        x = a.copy()
+        x += b                        # in place
+        x *= 2.0
+        return [c, d, e, f, g, h, x, (c > 1.0) & (d < 0.5), np.array(peek)]
+
+    def run():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = program()
+            npvk.sync()
+            digest = [r.tobytes().hex() for r in out]
+        fp = sorted({str(w.message) for w in caught if not str(w.message).startswith("npvk")})
+        ours = [str(w.message) for w in caught if str(w.message).startswith("npvk")]
+        return digest, fp, ours
+
+    ref, ref_fp, _ = run()             # plain NumPy: npvk is not enabled yet
+    npvk.enable(min_bytes=0)
+    got, got_fp, ours = run()
+    s = npvk.stats()
+    print(json.dumps({
+        "same": got == ref,
+        "fp_same": got_fp == ref_fp, "fp": got_fp, "ref_fp": ref_fp,
+        "npvk_warnings": ours,
+        "ops_on_device": s["ops_on_device"],
+        "fallback": s["ops_fallback"],
+        "failures": {k: s.get(k) for k in ("flush_failures", "ops_replayed_on_host", "ops_lost",
+                                           "alloc_failures", "faults_injected")},
+    }))
+""")
+
+
+def run_with_fault(fault, **env):
+    proc = run_python(["-c", SCRIPT], env=subprocess_env(NPVK_FAULT=fault, **env), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("fault", ["compile:1", "compile:4", "submit:1", "submit:3",
+                                   "device_lost:1", "device_lost:3"])
+def test_failed_flush_gives_numpy_results(fault):
+    r = run_with_fault(fault)
+    assert r["same"], r
+    assert r["fp_same"], r
+    f = r["failures"]
+    assert f["faults_injected"] == 1 and f["flush_failures"] == 1, r
+    assert f["ops_lost"] == 0 and f["ops_replayed_on_host"] >= 1, r
+    assert len(r["npvk_warnings"]) == 1, r
+    assert "ran with NumPy's own loops" in r["npvk_warnings"][0], r
+    if fault.startswith("device_lost"):
+        # Everything after the loss took NumPy's path, counted by reason.
+        lost = sum(v.get("device lost", 0) for v in r["fallback"].values())
+        assert lost > 0, r
+
+
+@pytest.mark.parametrize("fault", ["alloc:1", "alloc:5"])
+def test_failed_allocation_falls_back(fault):
+    r = run_with_fault(fault)
+    assert r["same"], r
+    assert r["fp_same"], r
+    assert r["failures"]["alloc_failures"] == 1, r
+    assert r["ops_on_device"] > 0, r
+    oom = sum(v.get("out of device memory", 0) for v in r["fallback"].values())
+    assert oom >= 1, r
+    assert len(r["npvk_warnings"]) == 1, r
+
+
+def test_no_fault_no_warning():
+    r = run_with_fault("")
+    assert r["same"] and r["fp_same"], r
+    assert r["npvk_warnings"] == [] and r["failures"]["flush_failures"] == 0, r
+
+
+@pytest.mark.parametrize("fault", ["compile:2", "device_lost:1"])
+def test_mirrored_memory(fault):
+    # Discrete GPUs' mode: the device copy is the newer one, and after a loss
+    # the host still reads it where it can be mapped.
+    r = run_with_fault(fault, NPVK_ZERO_COPY="0")
+    assert r["same"] and r["fp_same"], r
+    assert r["failures"]["ops_replayed_on_host"] >= 1 and len(r["npvk_warnings"]) == 1, r
