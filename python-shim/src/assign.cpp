@@ -92,11 +92,9 @@ PyObject *py_device_copy(PyObject *, PyObject *args) {
                         &dst_code))
     return nullptr;
   npvk_view in{0}, out{0};
-  const char *reason = nullptr;
-  if (managed_array_view(src, npvk_dtype(src_code), &in) != NPVK_SUCCESS ||
-      managed_array_view(dst, npvk_dtype(dst_code), &out) != NPVK_SUCCESS)
-    reason = "unmanaged operand";
-  return record_cast(in, out, reason);
+  npvk_status st = managed_array_view(src, npvk_dtype(src_code), &in);
+  if (st == NPVK_SUCCESS) st = managed_array_view(dst, npvk_dtype(dst_code), &out);
+  return record_cast(in, out, view_reason(st));
 }
 
 PyObject *py_device_fill(PyObject *, PyObject *args) {
@@ -113,8 +111,8 @@ PyObject *py_device_fill(PyObject *, PyObject *args) {
   std::memcpy(&value, bytes, size_t(std::min<Py_ssize_t>(length, 8)));
   if (npvk_view_create_scalar(context(), npvk_dtype(value_code), &value, &in) != NPVK_SUCCESS)
     reason = "scalar";
-  else if (managed_array_view(dst, npvk_dtype(dst_code), &out) != NPVK_SUCCESS)
-    reason = "unmanaged operand";
+  else
+    reason = view_reason(managed_array_view(dst, npvk_dtype(dst_code), &out));
   return record_cast(in, out, reason);
 }
 

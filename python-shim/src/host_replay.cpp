@@ -27,10 +27,44 @@ bool get_failures(npvk_failure_stats *f) {
   return context().id && npvk_context_get_failure_stats(context(), f) == NPVK_SUCCESS;
 }
 
+// NumPy's element casts between npvk's dtypes, looked up while the GIL is
+// held: copies, astype and slice assignment are recorded as casts.
+PyArray_VectorUnaryFunc *g_casts[NPVK_DTYPE_COUNT][NPVK_DTYPE_COUNT] = {};
+
+int numpy_type(int dtype) {
+  static const int types[NPVK_DTYPE_COUNT] = {NPY_BOOL,  NPY_BYTE,  NPY_SHORT,  NPY_INT,
+                                              NPY_LONG,  NPY_UBYTE, NPY_USHORT, NPY_UINT,
+                                              NPY_ULONG, NPY_HALF,  NPY_FLOAT,  NPY_DOUBLE};
+  return types[dtype];
+}
+
+void prepare_casts() {
+  for (int from = 0; from < NPVK_DTYPE_COUNT; ++from) {
+    PyArray_Descr *descr = PyArray_DescrFromType(numpy_type(from));
+    for (int to = 0; descr && to < NPVK_DTYPE_COUNT; ++to)
+      g_casts[from][to] = PyArray_GetCastFunc(descr, numpy_type(to));
+    Py_XDECREF(descr);
+  }
+  PyErr_Clear();
+}
+
+int host_cast(const npvk_dtype *dtypes, char **args, int64_t count, const int64_t *steps,
+              uint32_t *fp_flags) {
+  PyArray_VectorUnaryFunc *cast = g_casts[dtypes[0]][dtypes[1]];
+  if (!cast) return -1;
+  if (!args) return 0;
+  for (int64_t i = 0; i < count; ++i)
+    cast(args[0] + i * steps[0], args[1] + i * steps[1], 1, nullptr, nullptr);
+  *fp_flags = 0;
+  return 0;
+}
+
 // Called by npvk inside a failed flush, under its lock, perhaps without the
 // GIL: NumPy's numeric inner loops need neither.
 int host_loop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype *dtypes,
               char **args, int64_t count, const int64_t *steps, uint32_t *fp_flags) {
+  if (op == NPVK_OP_CAST && nin == 1 && nout == 1)
+    return host_cast(dtypes, args, count, steps, fp_flags);
   PyUFuncGenericFunction fn = nullptr;
   void *data = nullptr;
   if (!original_loop(op, dtypes, int(nin + nout), &fn, &data)) return -1;
@@ -47,6 +81,7 @@ int host_loop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype 
 }  // namespace
 
 void install_host_loop() {
+  prepare_casts();
   npvk_context_set_host_loop(context(), host_loop, nullptr);
 }
 

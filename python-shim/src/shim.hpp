@@ -96,6 +96,8 @@ PyObject *py_device_accumulate(PyObject *, PyObject *args);
 npvk_status managed_array_view(PyObject *array, npvk_dtype dtype, npvk_view *out);
 // Why a recording call failed, as a fallback reason (null on success).
 const char *status_reason(npvk_status st);
+// The same for making a view of managed memory (not managed: "unmanaged operand").
+const char *view_reason(npvk_status st);
 // Releases the views; returns None (counting a device op) when `reason` is
 // null, else the reason as a str.
 PyObject *op_result(const char *reason, std::initializer_list<npvk_view> views);

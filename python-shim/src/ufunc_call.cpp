@@ -187,8 +187,15 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       ok = npvk_view_create_scalar(context(), dt, &bits, &views[k]) == NPVK_SUCCESS;
     }
   }
-  ok = ok && managed_array_view(result, out_dt, &views[nin]) == NPVK_SUCCESS &&
-       npvk_apply(context(), op, uint32_t(nin), views, 1, &views[nin]) == NPVK_SUCCESS;
+  ok = ok && managed_array_view(result, out_dt, &views[nin]) == NPVK_SUCCESS;
+  if (ok) {
+    const npvk_status st = npvk_apply(context(), op, uint32_t(nin), views, 1, &views[nin]);
+    ok = st == NPVK_SUCCESS;
+    // Out of device memory or a lost device: counted here; NumPy's path
+    // then runs the call (its loops fall back, or retry, on their own).
+    if (st == NPVK_ERR_OUT_OF_DEVICE_MEMORY || st == NPVK_ERR_DEVICE_LOST)
+      count_fallback(uf->name, status_reason(st));
+  }
   for (npvk_view v : views)
     if (v.id) npvk_view_release(v);
   if (!ok) {

@@ -70,7 +70,7 @@ PyObject *ask_handler(const Patched &p, PyObject *self, PyObject *args, PyObject
 template <int I>
 PyObject *with_keywords(PyObject *self, PyObject *args, PyObject *kwargs) {
   const Patched &p = g_methods[I];
-  PyObject *first = p.owner == Owner::Ndarray     ? self
+  PyObject *first = p.owner == Owner::Ndarray    ? self
                     : PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0)
                     : kwargs && p.array_keyword  ? PyDict_GetItemString(kwargs, p.array_keyword)
                                                  : nullptr;
@@ -124,11 +124,16 @@ PyCFunction trampoline(int flags) {
 
 PyCFunction trampoline_for(int index, int flags) {
   switch (index) {
-    case 0: return trampoline<0>(flags);
-    case 1: return trampoline<1>(flags);
-    case 2: return trampoline<2>(flags);
-    case 3: return trampoline<3>(flags);
-    default: return trampoline<4>(flags);
+    case 0:
+      return trampoline<0>(flags);
+    case 1:
+      return trampoline<1>(flags);
+    case 2:
+      return trampoline<2>(flags);
+    case 3:
+      return trampoline<3>(flags);
+    default:
+      return trampoline<4>(flags);
   }
 }
 static_assert(kMethods == 5, "one trampoline per patched method");
@@ -163,8 +168,7 @@ bool patch_method(const char *name, PyObject *handler, PyObject *function) {
     if (std::strcmp(p.name, name) != 0) continue;
     if (!p.def) {
       p.def = find_def(p, function);
-      if (!p.def || !(p.def->ml_flags & METH_KEYWORDS) ||
-          std::strcmp(p.def->ml_name, name) != 0) {
+      if (!p.def || !(p.def->ml_flags & METH_KEYWORDS) || std::strcmp(p.def->ml_name, name) != 0) {
         p.def = nullptr;
         return false;
       }
@@ -193,17 +197,23 @@ namespace {
 // Views of the input and the result, or the reason there are none.
 const char *operand_views(PyObject *array, int in_code, PyObject *result, int out_code,
                           npvk_view *in, npvk_view *out) {
-  if (managed_array_view(array, npvk_dtype(in_code), in) != NPVK_SUCCESS ||
-      managed_array_view(result, npvk_dtype(out_code), out) != NPVK_SUCCESS)
-    return "unmanaged operand";
-  return nullptr;
+  npvk_status st = managed_array_view(array, npvk_dtype(in_code), in);
+  if (st == NPVK_SUCCESS) st = managed_array_view(result, npvk_dtype(out_code), out);
+  return view_reason(st);
 }
 
 }  // namespace
 
 const char *status_reason(npvk_status st) {
   if (st == NPVK_SUCCESS) return nullptr;
+  if (st == NPVK_ERR_DEVICE_LOST || st == NPVK_ERR_OUT_OF_DEVICE_MEMORY) note_possible_failure();
+  if (st == NPVK_ERR_DEVICE_LOST) return "device lost";
+  if (st == NPVK_ERR_OUT_OF_DEVICE_MEMORY) return "out of device memory";
   return st == NPVK_ERR_BAD_DTYPE || st == NPVK_ERR_UNSUPPORTED ? "dtype" : "device error";
+}
+
+const char *view_reason(npvk_status st) {
+  return st == NPVK_ERR_INVALID_ARGUMENT ? "unmanaged operand" : status_reason(st);
 }
 
 PyObject *op_result(const char *reason, std::initializer_list<npvk_view> views) {
