@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -84,6 +85,8 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   if (!tables.empty())
     std::memcpy(ctx->tables_->mapped(), tables.data(), tables.size() * sizeof(double));
   ctx->stats_.struct_size = sizeof(npvk_stats);
+  ctx->profiler_.trace_from_environment();
+  if (const char *graph = std::getenv("NPVK_GRAPH")) ctx->graph_dir_ = graph;
   return ctx;
 }
 
@@ -168,6 +171,7 @@ std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
 void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size,
                        bool to_device) {
   if (size == 0) return;
+  Profiler::Scope scope(profiler_, to_device ? Phase::ToDevice : Phase::ToHost);
   vk::DeviceBuffer &dev = *buffer.device;
   if (void *mapped = dev.mapped()) {
     uint8_t *device_bytes = static_cast<uint8_t *>(mapped) + offset;
@@ -267,6 +271,9 @@ bool Context::supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, st
 
 void Context::apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
   check_usable();
+  Profiler::Scope scope(profiler_, Phase::Record);
+  if (scope.tracing() && op_valid(op))
+    scope.set_args(std::string("\"op\":\"") + op_info(op).name + "\"");
   if (try_merge_row(op, operands, nin)) return;
   record(op, operands, nin, false);
   remember_row(op, operands, nin);
@@ -459,6 +466,8 @@ const Context::Kernel &Context::kernel_for(const FusedKernelSpec &spec) {
     return it->second;
   }
   auto start = std::chrono::steady_clock::now();
+  Profiler::Scope scope(profiler_, Phase::Compile);
+  if (scope.tracing()) scope.set_args("\"kernel\":\"" + json_escape(key) + "\"");
   std::vector<uint32_t> spirv = spirv_for(spec, key);
   Kernel kernel;
   kernel.pipeline = pipelines_->create(spirv);
@@ -541,6 +550,8 @@ void Context::flush() {
   if (pending_.empty()) return;
   check_usable();
   auto start = std::chrono::steady_clock::now();
+  Profiler::Scope scope(profiler_, Phase::Flush);
+  if (scope.tracing()) scope.set_args("\"ops\":" + std::to_string(pending_.size()));
   // Whatever happens, the recorded work is consumed: a failed batch is
   // reported once by the call that flushed, not replayed on every later call.
   std::vector<RecordedOp> done;
@@ -557,7 +568,11 @@ void Context::flush() {
     // The caller's own shared_ptr is one of the recorded references.
     return b->discarded || b.use_count() == recorded_refs[b.get()];
   };
-  std::vector<PlannedKernel> kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
+  std::vector<PlannedKernel> kernels;
+  {
+    Profiler::Scope plan(profiler_, Phase::Plan);
+    kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
+  }
   std::vector<vk::Dispatch> batch;
   batch.reserve(kernels.size());
   try {
@@ -572,7 +587,9 @@ void Context::flush() {
   }
   vk::BatchResult result;
   if (observer_) observer_->before_flush();
+  const int64_t submit_ns = Profiler::now_ns();
   try {
+    Profiler::Scope execute(profiler_, Phase::Execute);
     result = executor_->run(batch);
   } catch (...) {
     if (observer_) observer_->after_flush();
@@ -600,6 +617,7 @@ void Context::flush() {
         fp_errors_.push_back({op, flags});
     }
   }
+  observe_flush(done, kernels, result, submit_ns);
   stats_.flush_seconds += seconds_since(start);
 }
 
@@ -612,6 +630,12 @@ void Context::release() {
     error = e.what();
   }
   pending_.clear();
+  try {
+    profiler_.finish_environment_trace();
+    report_profile_from_environment(stats(), profiler_.snapshot());
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "npvk: %s\n", e.what());  // release itself went well
+  }
   released_ = true;
   for (auto &weak : buffers_) {
     if (auto buffer = weak.lock()) {
@@ -670,6 +694,7 @@ std::vector<npvk_fp_error> Context::take_fp_errors() {
 void Context::reset_stats() {
   stats_ = npvk_stats{};
   stats_.struct_size = sizeof(npvk_stats);
+  profiler_.reset();
 }
 
 }  // namespace npvk

@@ -14,6 +14,7 @@
 #include "core/buffer.hpp"
 #include "core/codegen.hpp"
 #include "core/fusion.hpp"
+#include "core/profile.hpp"
 #include "core/tracked_mutex.hpp"
 #include "core/view.hpp"
 #include "vulkan/executor.hpp"
@@ -66,6 +67,12 @@ class Context : public std::enable_shared_from_this<Context> {
   npvk_stats stats() const;
   void reset_stats();
 
+  // Observability (core/context_observe.cpp, docs/observability.md).
+  Profiler &profiler() { return profiler_; }
+  void set_graph_dir(std::string dir) { graph_dir_ = std::move(dir); }
+  std::string last_kernel_source() const;
+  std::string last_kernel_graph() const;
+
  private:
   Context() = default;
   struct Kernel {
@@ -90,6 +97,10 @@ class Context : public std::enable_shared_from_this<Context> {
   vk::Dispatch dispatch_for(const PlannedKernel &kernel);
   void remember(const std::shared_ptr<Buffer> &buffer);
   void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);
+  // After a flush ran: its graph (NPVK_GRAPH), its device spans (tracing), and
+  // its last kernel for explain.
+  void observe_flush(const std::vector<RecordedOp> &ops, const std::vector<PlannedKernel> &kernels,
+                     const vk::BatchResult &result, int64_t submit_ns);
 
   mutable TrackedMutex mutex_;
   std::unique_ptr<vk::Device> device_;
@@ -111,6 +122,11 @@ class Context : public std::enable_shared_from_this<Context> {
   npvk_stats stats_{};
   bool released_ = false;
   MemoryObserver *observer_ = nullptr;
+  Profiler profiler_;
+  std::string graph_dir_;  // NPVK_GRAPH
+  uint64_t graphs_written_ = 0;
+  FusedKernelSpec last_kernel_;
+  uint64_t last_kernel_elements_ = 0;
 };
 
 }  // namespace npvk

@@ -12,9 +12,11 @@ import threading
 
 import numpy as _np
 
-from . import _errstate, _native, _where
+from . import _errstate, _native, _observe, _where
+from ._observe import explain, profile, trace
 
-__all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary"]
+__all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary",
+           "profile", "trace", "explain"]
 
 # Not yet a measured optimum: on lavapipe every unfused device op is slower than
 # NumPy's loop at every size (README, "Performance today"), and no GPU has been
@@ -109,6 +111,7 @@ def enable(min_bytes=None, device=None):
         _patch_threads()
         _where.install(_native, lambda: _min_bytes)
         _hook_faulthandler()
+        _observe.install(_native)
         _enabled = True
 
 
@@ -141,6 +144,7 @@ def stats():
 
 def reset_stats():
     _native.reset_stats()
+    _observe.reset()
 
 
 def device():
