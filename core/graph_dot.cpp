@@ -71,8 +71,8 @@ std::string flush_graph_dot(const std::vector<RecordedOp> &ops,
 
   std::string out = "digraph flush_" + std::to_string(flush_index) + " {\n";
   out += "  label=\"npvk flush " + std::to_string(flush_index) + ": " +
-         std::to_string(ops.size()) + " ops, " + std::to_string(kernels.size()) +
-         " kernels\";\n  rankdir=LR;\n  node [fontname=\"monospace\", fontsize=10];\n";
+         std::to_string(ops.size()) + " op" + (ops.size() == 1 ? "" : "s") + ", " +
+         std::to_string(kernels.size()) + " kernel" + (kernels.size() == 1 ? "" : "s") + "\";\n  rankdir=LR;\n  node [fontname=\"monospace\", fontsize=10];\n";
   for (size_t k = 0; k < kernels.size(); ++k) {
     const PlannedKernel &kernel = kernels[k];
     out += "  subgraph cluster_k" + std::to_string(k) + " {\n    label=\"kernel " +

@@ -133,6 +133,7 @@ def is_enabled():
 
 def sync():
     """Wait for all pending device work; every array is then current on the host."""
+    _native.report_site()
     _native.sync()
 
 

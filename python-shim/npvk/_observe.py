@@ -220,6 +220,9 @@ def coverage_summary(rows):
 
 def _write_report(path):
     rows = coverage()
+    # Python is about to go; the syncs still to come (the C library's exit
+    # handlers) cannot look at its frames.
+    _native.report_end()
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         writer.writeheader()

@@ -75,7 +75,9 @@ const char *sync_reason_name(uint32_t reason) {
 // freeing an array would call npvk_managed_free).
 void on_sync(uint32_t reason, void *) {
   Site site = t_last_site;
-  if (PyGILState_Check()) {
+  // After finalization (the exit sync runs from the C library's atexit)
+  // PyGILState_Check says yes without a thread state to look at.
+  if (Py_IsInitialized() && PyGILState_Check()) {
     const int collecting = PyGC_Disable();
     site = current_site();
     if (collecting) PyGC_Enable();
@@ -123,6 +125,20 @@ PyObject *py_report_begin(PyObject *, PyObject *prefixes) {
   npvk_managed_set_sync_hook(on_sync, nullptr);
   observing().report = true;
   observing().any = true;
+  Py_RETURN_NONE;
+}
+
+// A sync that releases the GIL (npvk.sync) cannot look at the frames when it
+// happens; the caller names its site first.
+PyObject *py_report_site(PyObject *, PyObject *) {
+  if (observing().report.load(std::memory_order_relaxed)) t_last_site = current_site();
+  Py_RETURN_NONE;
+}
+
+PyObject *py_report_end(PyObject *, PyObject *) {
+  npvk_managed_set_sync_hook(nullptr, nullptr);
+  observing().report = false;
+  observing().any = observing().timing.load();
   Py_RETURN_NONE;
 }
 

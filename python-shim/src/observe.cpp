@@ -118,6 +118,8 @@ PyMethodDef g_observe_methods[] = {
     {"report_begin", py_report_begin, METH_O,
      "report_begin(skip_prefixes): count loops and syncs by call site"},
     {"report_rows", py_report_rows, METH_NOARGS, "(loop rows, sync rows) by call site"},
+    {"report_end", py_report_end, METH_NOARGS, "stop counting by call site"},
+    {"report_site", py_report_site, METH_NOARGS, "the caller's site, for the next sync"},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

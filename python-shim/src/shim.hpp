@@ -74,6 +74,8 @@ void run_original(PyUFuncGenericFunction original, char **args, const npy_intp *
 int add_observe_functions(PyObject *module);  // 0, or -1 with an exception set
 PyObject *py_report_begin(PyObject *, PyObject *prefixes);
 PyObject *py_report_rows(PyObject *, PyObject *);
+PyObject *py_report_end(PyObject *, PyObject *);
+PyObject *py_report_site(PyObject *, PyObject *);
 
 // buffer_access.cpp: make managed memory current before NumPy hands its
 // address to code that cannot fault (buffer protocol, tofile).
