@@ -62,4 +62,18 @@ NPVK_API npvk_status npvk_binary(npvk_context ctx, npvk_op op, npvk_view a, npvk
   return npvk_apply(ctx, op, 2, in, 1, &out);
 }
 
+NPVK_API npvk_status npvk_reduce(npvk_context h, npvk_op op, npvk_view in, uint32_t naxes,
+                                 const uint32_t *axes, npvk_view initial, npvk_view out) {
+  return guarded([&] {
+    require(axes || naxes == 0, NPVK_ERR_INVALID_ARGUMENT, "axes is null");
+    require(naxes <= NPVK_MAX_DIMS, NPVK_ERR_INVALID_ARGUMENT, "more axes than dimensions");
+    auto ctx = get_context(h);
+    std::shared_ptr<View> input = get_view(in), output = get_view(out), init;
+    if (initial.id) init = get_view(initial);
+    std::vector<uint32_t> axis_list(axes, axes + naxes);
+    ContextLock lock(ctx->mutex());
+    ctx->reduce(op, *input, axis_list, init.get(), *output);
+  });
+}
+
 }  // extern "C"

@@ -6,13 +6,14 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/glsl_parts.hpp"
 #include "core/op_table.hpp"
 
 namespace npvk {
 
 const char *embedded_shader(const char *name);  // generated from shaders/*.glsl
 
-namespace {
+namespace glsl {
 
 std::string shader_text(const char *name) {
   const char *text = embedded_shader(name);
@@ -349,7 +350,9 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
   return code;
 }
 
-}  // namespace
+}  // namespace glsl
+
+using namespace glsl;
 
 bool needs_float64(const KernelSpec &s) {
   for (uint32_t k = 0; k < s.count(); ++k)
@@ -394,40 +397,53 @@ std::string FusedKernelSpec::key() const {
   return k + (contiguous ? "/c" : "/r" + std::to_string(rank));
 }
 
-namespace {
+namespace glsl {
 
-// Which shader templates a kernel's steps need, each emitted once.
-struct Templates {
-  bool math_f64 = false;
-  bool float_type[2] = {false, false};  // float32, float64
-  bool divmod[2] = {false, false};
-  std::set<std::tuple<std::string, bool, int>> ints;  // type, signed, bits
-
-  void add(const KernelSpec &op) {
-    const DtypeInfo &loop = loop_type(op);
-    math_f64 = math_f64 || uses_math_f64(op);
-    if (loop.kind == DtypeKind::Float) {
-      const int f64 = loop.dtype == NPVK_FLOAT64;
-      float_type[f64] = true;
-      divmod[f64] = divmod[f64] || op.op == NPVK_OP_FMOD || op.op == NPVK_OP_REMAINDER ||
-                    op.op == NPVK_OP_FLOOR_DIVIDE;
-    } else if (loop.kind != DtypeKind::Bool) {
-      ints.emplace(loop.glsl_compute, loop.kind == DtypeKind::Signed, loop.itemsize == 8 ? 64 : 32);
-    }
+void Templates::add(const KernelSpec &op) {
+  const DtypeInfo &loop = loop_type(op);
+  math_f64 = math_f64 || uses_math_f64(op);
+  if (loop.kind == DtypeKind::Float) {
+    const int f64 = loop.dtype == NPVK_FLOAT64;
+    float_type[f64] = true;
+    divmod[f64] = divmod[f64] || op.op == NPVK_OP_FMOD || op.op == NPVK_OP_REMAINDER ||
+                  op.op == NPVK_OP_FLOOR_DIVIDE;
+  } else if (loop.kind != DtypeKind::Bool) {
+    ints.emplace(loop.glsl_compute, loop.kind == DtypeKind::Signed, loop.itemsize == 8 ? 64 : 32);
   }
+}
 
-  void emit(std::ostringstream &out) const {
-    // The math library reads its constant tables from a buffer: a dynamically
-    // indexed GLSL constant array is copied into every invocation's private
-    // memory on some drivers (lavapipe), which costs more than the math.
-    if (math_f64)
-      out << "#define NPVK_F64_TABLES pc.tables\n" << shader_text("math_f64.glsl") << "\n";
-    for (int f64 = 0; f64 < 2; ++f64)
-      if (float_type[f64]) emit_float_template(out, f64 != 0, divmod[f64]);
-    for (const auto &t : ints)
-      emit_int_template(out, std::get<0>(t).c_str(), std::get<1>(t), std::get<2>(t));
+void Templates::emit(std::ostringstream &out) const {
+  // The math library reads its constant tables from a buffer: a dynamically
+  // indexed GLSL constant array is copied into every invocation's private
+  // memory on some drivers (lavapipe), which costs more than the math.
+  if (math_f64)
+    out << "#define NPVK_F64_TABLES pc.tables\n" << shader_text("math_f64.glsl") << "\n";
+  for (int f64 = 0; f64 < 2; ++f64)
+    if (float_type[f64]) emit_float_template(out, f64 != 0, divmod[f64]);
+  for (const auto &t : ints)
+    emit_int_template(out, std::get<0>(t).c_str(), std::get<1>(t), std::get<2>(t));
+}
+
+void emit_prologue(std::ostringstream &out, const std::string &key,
+                   const std::set<npvk_dtype> &stored) {
+  out << "#version 460\n// npvk kernel " << key << "\n"
+      << "#extension GL_EXT_buffer_reference : require\n"
+         "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
+         "#extension GL_EXT_shader_8bit_storage : require\n"
+         "#extension GL_EXT_shader_16bit_storage : require\n"
+      << "layout(local_size_x = " << kWorkgroupSize << ") in;\n";
+  for (npvk_dtype d : stored) {
+    const DtypeInfo &di = dtype_info(d);
+    out << "layout(buffer_reference, std430, buffer_reference_align = " << di.itemsize
+        << ") buffer Ref_" << di.suffix << " { " << di.glsl_storage << " v; };\n";
   }
-};
+  out << "layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Meta "
+         "{ int64_t v[]; };\n"
+      << "layout(push_constant, std430) uniform Push {\n  uint64_t operand[" << kPushSlots
+      << "];\n  uint64_t meta;\n  uint64_t count;\n  uint64_t tables;\n  uint64_t flags;\n} pc;\n"
+      << "layout(buffer_reference, std430, buffer_reference_align = 4) buffer FpFlags { uint v; "
+         "};\n";
+}
 
 std::string storage_value(const DtypeInfo &d, const std::string &r) {
   return d.kind == DtypeKind::Bool ? "uint8_t(" + r + " ? 1 : 0)"
@@ -440,7 +456,7 @@ std::string loaded_value(const DtypeInfo &d, const std::string &stored) {
   return std::string(d.glsl_compute) + "(" + stored + ")";
 }
 
-}  // namespace
+}  // namespace glsl
 
 std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) {
   (void)traits;
@@ -448,13 +464,6 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
   require(nslots <= kMaxKernelSlots && !s.steps.empty(), NPVK_ERR_INTERNAL,
           "a kernel needs 1 to " + std::to_string(kMaxKernelSlots) + " slots and a step");
   std::ostringstream out;
-  out << "#version 460\n// npvk kernel " << s.key() << "\n"
-      << "#extension GL_EXT_buffer_reference : require\n"
-         "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
-         "#extension GL_EXT_shader_8bit_storage : require\n"
-         "#extension GL_EXT_shader_16bit_storage : require\n"
-      << "layout(local_size_x = " << kWorkgroupSize << ") in;\n";
-
   // Which memory slots the loop loads from or stores to.
   std::vector<bool> loaded(nslots, false), touched(nslots, false);
   {
@@ -470,17 +479,7 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
   std::set<npvk_dtype> stored_types;
   for (uint32_t k = 0; k < nslots; ++k)
     if (touched[k]) stored_types.insert(s.slots[k].dtype);
-  for (npvk_dtype d : stored_types) {
-    const DtypeInfo &di = dtype_info(d);
-    out << "layout(buffer_reference, std430, buffer_reference_align = " << di.itemsize
-        << ") buffer Ref_" << di.suffix << " { " << di.glsl_storage << " v; };\n";
-  }
-  out << "layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Meta "
-         "{ int64_t v[]; };\n"
-      << "layout(push_constant, std430) uniform Push {\n  uint64_t operand[" << kPushSlots
-      << "];\n  uint64_t meta;\n  uint64_t count;\n  uint64_t tables;\n  uint64_t flags;\n} pc;\n"
-      << "layout(buffer_reference, std430, buffer_reference_align = 4) buffer FpFlags { uint v; "
-         "};\n";
+  emit_prologue(out, s.key(), stored_types);
   // Only a slot's last write in the kernel is stored: no other invocation
   // reads it meanwhile (the planner guarantees), and this one has the value
   // in a register.

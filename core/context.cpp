@@ -15,6 +15,7 @@
 #include "core/hash.hpp"
 #include "core/math_tables.hpp"
 #include "core/op_table.hpp"
+#include "core/reduction.hpp"
 #include "vulkan/compiler.hpp"
 #include "vulkan/reflection.hpp"
 
@@ -458,8 +459,8 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
   if (pending_.size() >= kMaxPendingOps) flush();
 }
 
-const Context::Kernel &Context::kernel_for(const FusedKernelSpec &spec) {
-  std::string key = spec.key();
+const Context::Kernel &Context::kernel_for(const std::string &key,
+                                           const std::function<std::string()> &source) {
   auto it = kernels_.find(key);
   if (it != kernels_.end()) {
     ++stats_.kernel_cache_hits;
@@ -468,16 +469,15 @@ const Context::Kernel &Context::kernel_for(const FusedKernelSpec &spec) {
   auto start = std::chrono::steady_clock::now();
   Profiler::Scope scope(profiler_, Phase::Compile);
   if (scope.tracing()) scope.set_args("\"kernel\":\"" + json_escape(key) + "\"");
-  std::vector<uint32_t> spirv = spirv_for(spec, key);
+  std::vector<uint32_t> spirv = spirv_for(source(), key);
   Kernel kernel;
   kernel.pipeline = pipelines_->create(spirv);
   ++stats_.pipelines_created;
   stats_.compile_seconds += seconds_since(start);
-  return kernels_.emplace(std::move(key), kernel).first->second;
+  return kernels_.emplace(key, kernel).first->second;
 }
 
-std::vector<uint32_t> Context::spirv_for(const FusedKernelSpec &spec, const std::string &key) {
-  std::string source = generate_glsl(spec, traits_);
+std::vector<uint32_t> Context::spirv_for(std::string source, const std::string &key) {
   // For kernel work: dump every generated source, and let a hand-edited one
   // stand in for it (see docs/architecture.md). Fused keys are long, so
   // files are named by a hash of the key.
@@ -514,7 +514,7 @@ std::vector<uint32_t> Context::spirv_for(const FusedKernelSpec &spec, const std:
 
 vk::Dispatch Context::dispatch_for(const PlannedKernel &k) {
   vk::Dispatch d;
-  d.pipeline = kernel_for(k.spec).pipeline;
+  d.pipeline = kernel_for(k.spec.key(), [&] { return generate_glsl(k.spec, traits_); }).pipeline;
   d.push.count = uint64_t(k.space.count);
   d.push.tables = tables_->address();
   d.flag_words = uint32_t(k.spec.steps.size());
@@ -546,6 +546,153 @@ vk::Dispatch Context::dispatch_for(const PlannedKernel &k) {
   return d;
 }
 
+void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
+                     const View *initial, const View &out) {
+  check_usable();
+  Profiler::Scope scope(profiler_, Phase::Record);
+  if (scope.tracing() && op_valid(op))
+    scope.set_args(std::string("\"op\":\"") + op_info(op).name + ".reduce\"");
+  for (const View *v : {&in, &out, initial}) {
+    if (!v) continue;
+    require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
+            "a reduction's operand belongs to another context");
+    require(v->scalar || v->buffer->device, NPVK_ERR_INVALID_HANDLE,
+            "a reduction's operand refers to freed memory");
+  }
+  ReduceOp r = plan_reduction(op, in, axes, out, max_groups_ * kWorkgroupSize);
+  require(traits_.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
+          NPVK_ERR_UNSUPPORTED,
+          std::string(op_info(op).name) + ".reduce: the device lacks shaderFloat64");
+  if (initial) {
+    require(initial->scalar && initial->dtype == out.dtype, NPVK_ERR_INVALID_ARGUMENT,
+            "initial must be a scalar view of the output's dtype");
+    r.has_init = true;
+    r.init_bits = initial->scalar_bits;
+  }
+  int64_t in_lo, in_hi, out_lo, out_hi;
+  in.byte_extent(dtype_info(in.dtype).itemsize, in_lo, in_hi);
+  out.byte_extent(dtype_info(out.dtype).itemsize, out_lo, out_hi);
+  require(in.buffer != out.buffer || in_hi <= out_lo || out_hi <= in_lo ||
+              views_interleave_apart(in, out) || r.outputs == 0,
+          NPVK_ERR_INVALID_ARGUMENT, "a reduction's output overlaps its input");
+  if (r.outputs == 0) {
+    ++stats_.ops_recorded;
+    return;
+  }
+  if (r.reduced == 0) {
+    // Nothing to fold: every result is `initial`, or the op's identity.
+    View fill;
+    fill.ctx = shared_from_this();
+    fill.dtype = out.dtype;
+    fill.scalar = true;
+    if (initial)
+      fill.scalar_bits = initial->scalar_bits;
+    else
+      require(reduce_identity(op, out.dtype, &fill.scalar_bits), NPVK_ERR_INVALID_ARGUMENT,
+              std::string("zero-size reduction of ") + op_info(op).name +
+                  ", which has no identity, and no initial value");
+    record(NPVK_OP_CAST, {&fill, &out}, 1, false);
+    return;
+  }
+  if (in.buffer->managed && observer_) observer_->before_use(*in.buffer, false);
+  if (out.buffer->managed && observer_) observer_->before_use(*out.buffer, true);
+  RecordedOp rec;
+  rec.spec.op = op;
+  rec.spec.nin = 1;
+  rec.spec.nout = 1;
+  rec.spec.operands[0].dtype = in.dtype;
+  rec.spec.operands[1].dtype = out.dtype;
+  rec.operands = {in, out};
+  rec.lo = {in_lo, out_lo};
+  rec.hi = {in_hi, out_hi};
+  rec.space.count = r.outputs * r.reduced;
+  rec.reduce = std::make_shared<const ReduceOp>(std::move(r));
+  if (out.buffer->host && !out.buffer->zero_copy) out.buffer->device_newer = true;
+  ++stats_.ops_recorded;
+  pending_.push_back(std::move(rec));
+  if (pending_.size() >= kMaxPendingOps) flush();
+}
+
+void Context::reduce_dispatches(const PlannedKernel &k, uint64_t scratch,
+                                std::vector<vk::Dispatch> &batch) {
+  const ReduceOp &r = *k.reduce;
+  const View &in = *k.slots[0].view, &out = *k.slots[1].view;
+  const uint64_t out_item = dtype_info(out.dtype).itemsize;
+  auto pass = [&](const ReduceKernelSpec &spec, uint64_t from, uint64_t to, int64_t chunks,
+                  bool apply_init, const std::vector<int64_t> &meta, uint64_t items) {
+    vk::Dispatch d;
+    d.pipeline = kernel_for(spec.key(), [&] { return generate_reduce_glsl(spec); }).pipeline;
+    d.push.operand[0] = from;
+    d.push.operand[1] = to;
+    d.push.operand[2] = r.init_bits;
+    d.push.operand[3] = uint64_t(r.reduced);
+    d.push.operand[4] = uint64_t(chunks);
+    d.push.operand[5] = apply_init ? 1 : 0;
+    d.push.operand[6] = uint64_t(r.outputs);
+    d.push.count = items;
+    d.push.tables = tables_->address();
+    d.meta = meta;
+    const uint64_t groups = spec.mode == ReduceMode::Workgroup
+                                ? items
+                                : (items + kWorkgroupSize - 1) / kWorkgroupSize;
+    d.groups = uint32_t(std::min<uint64_t>(groups, max_groups_));
+    return d;
+  };
+  // The argument table: outer shape, outer input and output strides, inner
+  // shape and inner input strides.
+  auto table = [](const IterationSpace &outer, const std::vector<int64_t> &in_strides,
+                  const std::vector<int64_t> &out_strides, const std::vector<int64_t> &inner_shape,
+                  const std::vector<int64_t> &inner_strides) {
+    std::vector<int64_t> t(outer.shape);
+    t.insert(t.end(), in_strides.begin(), in_strides.end());
+    t.insert(t.end(), out_strides.begin(), out_strides.end());
+    t.insert(t.end(), inner_shape.begin(), inner_shape.end());
+    t.insert(t.end(), inner_strides.begin(), inner_strides.end());
+    return t;
+  };
+  const std::vector<int64_t> none;
+  const std::vector<int64_t> &outer_in = r.outer.rank ? r.outer.strides[0] : none;
+  const std::vector<int64_t> &outer_out = r.outer.rank ? r.outer.strides[1] : none;
+  const std::vector<int64_t> &inner_in = r.inner.rank ? r.inner.strides[0] : none;
+  const uint64_t in_address = in.buffer->device->address() + in.offset;
+  const uint64_t out_address = out.buffer->device->address() + out.offset;
+  const uint64_t items = uint64_t(r.outputs * r.chunks);
+  if (r.chunks == 1) {
+    vk::Dispatch d = pass(r.spec, in_address, out_address, 1, r.has_init,
+                          table(r.outer, outer_in, outer_out, r.inner.shape, inner_in), items);
+    d.accesses.push_back({in.buffer.get(), uint64_t(k.slots[0].lo), uint64_t(k.slots[0].hi), false});
+    d.accesses.push_back({out.buffer.get(), uint64_t(k.slots[1].lo), uint64_t(k.slots[1].hi), true});
+    batch.push_back(std::move(d));
+    return;
+  }
+  // Partial results, C-ordered by result then chunk.
+  std::vector<int64_t> partial_strides(r.outer.rank);
+  int64_t step = r.chunks;
+  for (int d = int(r.outer.rank) - 1; d >= 0; --d) {
+    partial_strides[size_t(d)] = step;
+    step *= r.outer.shape[size_t(d)];
+  }
+  const uint64_t partials = scratch_->address() + scratch;
+  const uint64_t partial_bytes = uint64_t(r.outputs * r.chunks) * out_item;
+  vk::Dispatch first = pass(r.spec, in_address, partials, r.chunks, false,
+                            table(r.outer, outer_in, partial_strides, r.inner.shape, inner_in),
+                            items);
+  first.accesses.push_back({in.buffer.get(), uint64_t(k.slots[0].lo), uint64_t(k.slots[0].hi), false});
+  first.accesses.push_back({scratch_.get(), scratch, scratch + partial_bytes, true});
+  batch.push_back(std::move(first));
+  ReduceKernelSpec fold = r.spec;
+  fold.in = r.spec.out;
+  fold.mode = ReduceMode::Workgroup;
+  fold.inner_rank = 1;
+  vk::Dispatch second = pass(fold, partials, out_address, 1, r.has_init,
+                             table(r.outer, partial_strides, outer_out, {r.chunks}, {1}),
+                             uint64_t(r.outputs));
+  second.push.operand[3] = uint64_t(r.chunks);
+  second.accesses.push_back({scratch_.get(), scratch, scratch + partial_bytes, false});
+  second.accesses.push_back({out.buffer.get(), uint64_t(k.slots[1].lo), uint64_t(k.slots[1].hi), true});
+  batch.push_back(std::move(second));
+}
+
 void Context::flush() {
   if (pending_.empty()) return;
   check_usable();
@@ -575,9 +722,30 @@ void Context::flush() {
   }
   std::vector<vk::Dispatch> batch;
   batch.reserve(kernels.size());
+  std::vector<size_t> first_dispatch;  // per kernel, into batch
   try {
+    // Reductions with several chunks per result put partial results in
+    // scratch memory, one region each.
+    uint64_t scratch_bytes = 0;
+    std::vector<uint64_t> scratch_at;
+    for (const PlannedKernel &k : kernels) {
+      scratch_at.push_back(scratch_bytes);
+      if (k.reduce && k.reduce->chunks > 1)
+        scratch_bytes += (uint64_t(k.reduce->outputs * k.reduce->chunks) *
+                              dtype_info(k.reduce->spec.out).itemsize + 255) & ~uint64_t(255);
+    }
+    if (scratch_bytes && (!scratch_ || scratch_->size() < scratch_bytes))
+      scratch_ = std::make_unique<vk::DeviceBuffer>(*device_, scratch_bytes * 2,
+                                                    vk::MemoryPlacement::DeviceLocal);
     // Compiled before the pages open up for the device (before_flush).
-    for (const PlannedKernel &k : kernels) batch.push_back(dispatch_for(k));
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      first_dispatch.push_back(batch.size());
+      if (kernels[i].reduce)
+        reduce_dispatches(kernels[i], scratch_at[i], batch);
+      else
+        batch.push_back(dispatch_for(kernels[i]));
+    }
+    first_dispatch.push_back(batch.size());
   } catch (...) {
     if (observer_) {
       observer_->before_flush();
@@ -601,23 +769,31 @@ void Context::flush() {
   stats_.barriers += result.barriers;
   stats_.device_seconds += result.device_seconds;
   size_t word = 0;
-  for (const PlannedKernel &k : kernels) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const PlannedKernel &k = kernels[i];
     if (k.ops.size() > 1) stats_.ops_fused += k.ops.size();
     for (const FusedKernelSpec::Slot &slot : k.spec.slots) stats_.stores_contracted += !slot.stored;
     stats_.bytes_contracted += k.contracted_bytes;
     for (size_t op_index : k.ops) {
       uint32_t flags = result.fp_flags[word++];
+      if (k.reduce) {
+        // One word per pass; NumPy names a reduction's exceptions "reduce".
+        for (size_t d = first_dispatch[i] + 1; d < first_dispatch[i + 1]; ++d)
+          flags |= result.fp_flags[word++];
+        if (flags) flags |= NPVK_FP_IN_REDUCE;
+      }
       if (!flags) continue;
       uint32_t op = uint32_t(done[op_index].spec.op);
-      auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(),
-                             [&](const npvk_fp_error &e) { return e.op == op; });
+      auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(), [&](const npvk_fp_error &e) {
+        return e.op == op && (e.flags & NPVK_FP_IN_REDUCE) == (flags & NPVK_FP_IN_REDUCE);
+      });
       if (it != fp_errors_.end())
         it->flags |= flags;
       else
         fp_errors_.push_back({op, flags});
     }
   }
-  observe_flush(done, kernels, result, submit_ns);
+  observe_flush(done, kernels, first_dispatch, result, submit_ns);
   stats_.flush_seconds += seconds_since(start);
 }
 
@@ -650,6 +826,7 @@ void Context::release() {
   executor_.reset();
   pipelines_.reset();
   tables_.reset();
+  scratch_.reset();
   device_.reset();
   if (!error.empty()) fail(NPVK_ERR_DEVICE_LOST, "pending work was lost at release: " + error);
 }

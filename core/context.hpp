@@ -5,8 +5,10 @@
 
 #include <npvk/npvk.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +46,9 @@ class Context : public std::enable_shared_from_this<Context> {
 
   // Validates and records one operation (see npvk_apply).
   void apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
+  // Validates and records a reduction (see npvk_reduce); `initial` may be null.
+  void reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
+              const View *initial, const View &out);
   bool supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why);
   // Runs everything recorded and waits.
   void flush();
@@ -92,15 +97,21 @@ class Context : public std::enable_shared_from_this<Context> {
               bool replace_last);
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
   void remember_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
-  const Kernel &kernel_for(const FusedKernelSpec &spec);
-  std::vector<uint32_t> spirv_for(const FusedKernelSpec &spec, const std::string &key);
+  const Kernel &kernel_for(const std::string &key, const std::function<std::string()> &source);
+  std::vector<uint32_t> spirv_for(std::string source, const std::string &key);
   vk::Dispatch dispatch_for(const PlannedKernel &kernel);
+  // A reduction's one or two passes; `scratch` is where its partial results
+  // go (bytes into scratch_), when it has more than one chunk per result.
+  void reduce_dispatches(const PlannedKernel &kernel, uint64_t scratch,
+                         std::vector<vk::Dispatch> &batch);
   void remember(const std::shared_ptr<Buffer> &buffer);
   void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);
   // After a flush ran: its graph (NPVK_GRAPH), its device spans (tracing), and
-  // its last kernel for explain.
+  // its last kernel for explain. Kernel i ran dispatches [first_dispatch[i],
+  // first_dispatch[i + 1]).
   void observe_flush(const std::vector<RecordedOp> &ops, const std::vector<PlannedKernel> &kernels,
-                     const vk::BatchResult &result, int64_t submit_ns);
+                     const std::vector<size_t> &first_dispatch, const vk::BatchResult &result,
+                     int64_t submit_ns);
 
   mutable TrackedMutex mutex_;
   std::unique_ptr<vk::Device> device_;
@@ -108,6 +119,7 @@ class Context : public std::enable_shared_from_this<Context> {
   std::unique_ptr<vk::PipelineFactory> pipelines_;
   std::unique_ptr<vk::Executor> executor_;
   std::unique_ptr<vk::DeviceBuffer> tables_;  // constants of shaders/math_f64.glsl
+  std::unique_ptr<vk::DeviceBuffer> scratch_;  // reductions' partial results, grown as needed
   DeviceTraits traits_;
   bool fuse_ = true;  // NPVK_FUSION=0: one kernel per op
   uint64_t max_groups_ = 1;  // workgroups per dispatch at most
@@ -127,6 +139,7 @@ class Context : public std::enable_shared_from_this<Context> {
   uint64_t graphs_written_ = 0;
   FusedKernelSpec last_kernel_;
   uint64_t last_kernel_elements_ = 0;
+  std::optional<ReduceOp> last_reduce_;  // set when the last kernel was a reduction
 };
 
 }  // namespace npvk

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/codegen.hpp"
+#include "core/dtype.hpp"
 #include "core/context.hpp"
 #include "core/graph_dot.hpp"
 #include "core/op_table.hpp"
@@ -22,14 +23,29 @@ std::string kernel_name(const FusedKernelSpec &spec) {
   return name;
 }
 
+std::string reduce_text(const ReduceOp &r) {
+  return std::string(op_info(r.spec.op).name) + ".reduce, " + dtype_info(r.spec.in).name +
+         " -> " + dtype_info(r.spec.out).name + ": " + std::to_string(r.outputs) +
+         " result" + (r.outputs == 1 ? "" : "s") + " of " + std::to_string(r.reduced) +
+         " elements each, " +
+         (r.spec.mode == ReduceMode::Workgroup ? "a workgroup per chunk" : "an invocation per result") +
+         (r.chunks > 1 ? ", " + std::to_string(r.chunks) + " chunks per result, then a pass folding them"
+                       : std::string()) +
+         "\n";
+}
+
 }  // namespace
 
 void Context::observe_flush(const std::vector<RecordedOp> &ops,
                             const std::vector<PlannedKernel> &kernels,
+                            const std::vector<size_t> &first_dispatch,
                             const vk::BatchResult &result, int64_t submit_ns) {
   if (kernels.empty()) return;
-  last_kernel_ = kernels.back().spec;
-  last_kernel_elements_ = uint64_t(kernels.back().space.count);
+  const PlannedKernel &last = kernels.back();
+  last_kernel_ = last.spec;
+  last_kernel_elements_ = uint64_t(last.space.count);
+  last_reduce_.reset();
+  if (last.reduce) last_reduce_ = *last.reduce;
   if (!graph_dir_.empty()) {
     char name[32];
     std::snprintf(name, sizeof name, "/flush-%06llu.dot", (unsigned long long)graphs_written_++);
@@ -37,32 +53,48 @@ void Context::observe_flush(const std::vector<RecordedOp> &ops,
     std::ofstream(graph_dir_ + name) << flush_graph_dot(ops, kernels, stats_.flushes);
   }
   Trace *trace = profiler_.trace();
-  if (!trace || result.dispatch_ns.size() != 2 * kernels.size()) return;
+  if (!trace || first_dispatch.size() != kernels.size() + 1 ||
+      result.dispatch_ns.size() != 2 * first_dispatch.back())
+    return;
   Trace::Batch batch;
   batch.host_submit_ns = submit_ns;
   batch.host_done_ns = Profiler::now_ns();
-  batch.dispatches.reserve(kernels.size());
+  batch.dispatches.reserve(first_dispatch.back());
   for (size_t k = 0; k < kernels.size(); ++k) {
     const PlannedKernel &kernel = kernels[k];
-    Trace::Span span;
-    span.name = kernel_name(kernel.spec);
-    span.args = "\"elements\":" + std::to_string(kernel.space.count) +
-                ",\"ops\":" + std::to_string(kernel.ops.size()) + ",\"flush\":" +
-                std::to_string(stats_.flushes) + ",\"kernel\":\"" +
-                json_escape(kernel.spec.key()) + "\"";
-    span.begin_ns = result.dispatch_ns[2 * k];
-    span.end_ns = result.dispatch_ns[2 * k + 1];
-    batch.dispatches.push_back(std::move(span));
+    const size_t passes = first_dispatch[k + 1] - first_dispatch[k];
+    for (size_t d = first_dispatch[k]; d < first_dispatch[k + 1]; ++d) {
+      Trace::Span span;
+      if (kernel.reduce) {
+        span.name = std::string(op_info(kernel.reduce->spec.op).name) + ".reduce";
+        if (passes > 1)
+          span.name += " (pass " + std::to_string(d - first_dispatch[k] + 1) + ")";
+        span.args = "\"elements\":" + std::to_string(kernel.space.count) +
+                    ",\"results\":" + std::to_string(kernel.reduce->outputs) +
+                    ",\"kernel\":\"" + json_escape(kernel.reduce->spec.key()) + "\"";
+      } else {
+        span.name = kernel_name(kernel.spec);
+        span.args = "\"elements\":" + std::to_string(kernel.space.count) +
+                    ",\"ops\":" + std::to_string(kernel.ops.size()) + ",\"kernel\":\"" +
+                    json_escape(kernel.spec.key()) + "\"";
+      }
+      span.args += ",\"flush\":" + std::to_string(stats_.flushes);
+      span.begin_ns = result.dispatch_ns[2 * d];
+      span.end_ns = result.dispatch_ns[2 * d + 1];
+      batch.dispatches.push_back(std::move(span));
+    }
   }
   trace->device_batch(std::move(batch));
 }
 
 std::string Context::last_kernel_source() const {
+  if (last_reduce_) return generate_reduce_glsl(last_reduce_->spec);
   if (last_kernel_.steps.empty()) return "";
   return generate_glsl(last_kernel_, traits_);
 }
 
 std::string Context::last_kernel_graph() const {
+  if (last_reduce_) return reduce_text(*last_reduce_);
   if (last_kernel_.steps.empty()) return "";
   return kernel_graph_text(last_kernel_, last_kernel_elements_);
 }

@@ -133,6 +133,7 @@ void contract(std::vector<PlannedKernel> &kernels,
   std::unordered_map<const Buffer *, bool> dead_cache;
   for (size_t g = 0; g < kernels.size(); ++g) {
     PlannedKernel &k = kernels[g];
+    if (k.reduce) continue;  // its result is what the caller asked for
     for (size_t s = 0; s < k.slots.size(); ++s) {
       const SlotBinding &b = k.slots[s];
       if (!b.written) continue;
@@ -149,6 +150,27 @@ void contract(std::vector<PlannedKernel> &kernels,
   }
 }
 
+// A reduction's kernel: the slots only tell contraction and the barriers
+// what it reads and writes.
+PlannedKernel reduction_kernel(const RecordedOp &op, size_t index) {
+  PlannedKernel k;
+  k.reduce = op.reduce.get();
+  k.ops.push_back(index);
+  for (uint32_t i = 0; i < 2; ++i) {
+    SlotBinding b;
+    b.view = &op.operands[i];
+    b.lo = op.lo[i];
+    b.hi = op.hi[i];
+    (i == 0 ? b.read : b.written) = true;
+    FusedKernelSpec::Slot slot;
+    slot.dtype = b.view->dtype;
+    k.spec.slots.push_back(slot);
+    k.slots.push_back(std::move(b));
+  }
+  k.space.count = op.space.count;
+  return k;
+}
+
 }  // namespace
 
 std::vector<PlannedKernel> plan_kernels(
@@ -158,6 +180,11 @@ std::vector<PlannedKernel> plan_kernels(
   std::unique_ptr<KernelBuilder> builder;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].space.count == 0) continue;
+    if (ops[i].reduce) {
+      kernels.push_back(reduction_kernel(ops[i], i));
+      builder.reset();
+      continue;
+    }
     const bool fusible = fuse && uint64_t(ops[i].space.count) >= min_fuse_elements;
     if (fusible && builder && builder->add(ops[i], i)) continue;
     kernels.emplace_back();
@@ -168,6 +195,7 @@ std::vector<PlannedKernel> plan_kernels(
   if (fuse) contract(kernels, dead);
 
   for (PlannedKernel &k : kernels) {
+    if (k.reduce) continue;
     std::vector<std::vector<int64_t>> strides;
     std::vector<bool> unit;
     for (size_t s = 0; s < k.slots.size(); ++s) {

@@ -75,13 +75,17 @@ std::string flush_graph_dot(const std::vector<RecordedOp> &ops,
          std::to_string(kernels.size()) + " kernel" + (kernels.size() == 1 ? "" : "s") + "\";\n  rankdir=LR;\n  node [fontname=\"monospace\", fontsize=10];\n";
   for (size_t k = 0; k < kernels.size(); ++k) {
     const PlannedKernel &kernel = kernels[k];
+    const std::string what =
+        kernel.reduce ? "reduction into " + std::to_string(kernel.reduce->outputs) + " results"
+                      : std::to_string(kernel.ops.size()) + " op" +
+                            (kernel.ops.size() == 1 ? "" : "s");
     out += "  subgraph cluster_k" + std::to_string(k) + " {\n    label=\"kernel " +
-           std::to_string(k) + ": " + std::to_string(kernel.ops.size()) + " op" +
-           (kernel.ops.size() == 1 ? "" : "s") + ", " + std::to_string(kernel.space.count) +
+           std::to_string(k) + ": " + what + ", " + std::to_string(kernel.space.count) +
            " elements\";\n    style=rounded; color=blue;\n";
     for (size_t i : kernel.ops)
       out += "    op" + std::to_string(i) + " [shape=box, label=\"#" + std::to_string(i) + " " +
-             op_info(ops[i].spec.op).name + "\\n" + signature(ops[i].spec) + "\"];\n";
+             op_info(ops[i].spec.op).name + (ops[i].reduce ? ".reduce" : "") + "\\n" +
+             signature(ops[i].spec) + "\"];\n";
     out += "  }\n";
   }
 

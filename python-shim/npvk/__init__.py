@@ -12,7 +12,7 @@ import threading
 
 import numpy as _np
 
-from . import _errstate, _native, _observe, _where
+from . import _errstate, _native, _observe, _reduce, _where
 from ._observe import explain, profile, trace
 
 __all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary",
@@ -39,6 +39,11 @@ _DTYPE_CODES = {
 
 def _npvk_dtype(char):
     dt = _np.dtype(char)
+    return _DTYPE_CODES.get((dt.kind, dt.itemsize))
+
+
+def _dtype_code(dt):
+    """The npvk dtype code of a NumPy dtype, or None."""
     return _DTYPE_CODES.get((dt.kind, dt.itemsize))
 
 
@@ -110,6 +115,7 @@ def enable(min_bytes=None, device=None):
         _errstate.install()
         _patch_threads()
         _where.install(_native, lambda: _min_bytes)
+        _reduce.install(_native, _native.op_table(), _dtype_code)
         _hook_faulthandler()
         _observe.install(_native)
         _enabled = True
@@ -122,6 +128,7 @@ def disable():
         if not _enabled:
             return
         _errstate.uninstall()
+        _reduce.uninstall()
         _native.disable()
         _where.uninstall()
         _enabled = False

@@ -11,6 +11,7 @@ import collections
 import contextlib
 import csv
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -19,6 +20,9 @@ import time
 
 _native = None
 _wall_start = None
+# True while NPVK_PROFILE or NPVK_REPORT counts work by op (and by call site):
+# code outside the ufunc loops (reductions) tells note() what it did.
+watching = False
 
 # The parts of the profile, in report order, with their labels. They exclude
 # one another, so wall time minus their sum is the time npvk cannot see.
@@ -44,7 +48,7 @@ def _env(name):
 
 def install(native):
     """Called by npvk.enable(); acts on the environment once per process."""
-    global _native, _wall_start
+    global _native, _wall_start, watching
     if _native is not None:
         return
     _native = native
@@ -56,6 +60,7 @@ def install(native):
     if report_to:
         native.report_begin(_skip_prefixes())
         atexit.register(_at_exit, _write_report, report_to)
+    watching = bool(profile_to or report_to)
     if graph_dir:
         os.makedirs(graph_dir, exist_ok=True)
         native.set_graph_dir(graph_dir)
@@ -68,6 +73,13 @@ def reset():
     _wall_start = time.perf_counter()
     if _native is not None:
         _native.reset_observed()
+
+
+def note(op, reason, args):
+    """Counts a call that ran on the device (reason None) or fell back, at the
+    caller's call site; `args` are the call's, the first one its array."""
+    size = getattr(args[0], "size", 0) if args else 0
+    _native.note_op(op, reason, int(size) if isinstance(size, int) else 0)
 
 
 def _skip_prefixes():
@@ -139,6 +151,11 @@ def _fallback_text(fallbacks, limit=3):
     return text + (", ..." if len(top) > limit else "")
 
 
+def _percent(fraction):
+    # Rounded down: 100% only when nothing fell back.
+    return f"{math.floor(1000 * fraction) / 10:.1f}%"
+
+
 def profile_text(report):
     s, syncs = report["seconds"], report["host_syncs"]
     k, t = report["kernels"], report["transfers"]
@@ -165,7 +182,7 @@ def profile_text(report):
                  "Python, and NumPy outside replaced ufunc loops")
     fraction = report["array_work"]["device_fraction"]
     if fraction is not None:
-        lines.append(f"  array work: {100 * fraction:.1f}% of ufunc loop elements on the device")
+        lines.append(f"  array work: {_percent(fraction)} of ufunc loop elements on the device")
     return "\n".join(lines) + "\n"
 
 
@@ -209,7 +226,7 @@ def coverage_summary(rows):
     total = device + sum(r["elements"] for r in fallback)
     calls = sum(r["count"] for r in fallback)
     syncs = sum(r["count"] for r in rows if r["placement"] == "host sync")
-    share = f"{100 * device / total:.1f}%" if total else "no"
+    share = _percent(device / total) if total else "no"
     top = sorted(fallback, key=lambda r: -r["count"])[:3]
     where = "; ".join(f"{r['op']} ({r['reason']}) x{r['count']} at "
                       f"{os.path.basename(r['file'])}:{r['line']}" for r in top)

@@ -21,11 +21,13 @@ bool is_managed(void *ptr, uint64_t *size) {
          base == ptr;
 }
 
+thread_local bool t_force_managed = false;
+
 void *allocate(uint64_t size, bool zero) {
   int active = 0;
   // An eighth of the threshold: the bool result of a comparison on float64
   // arrays at the threshold must be managed too, or the op falls back.
-  if (settings().enabled && size >= settings().min_bytes / 8 &&
+  if (settings().enabled && (size >= settings().min_bytes / 8 || t_force_managed) &&
       npvk_managed_active(&active) == NPVK_SUCCESS && active) {
     void *p = nullptr;
     if (npvk_managed_alloc(size, zero, &p) == NPVK_SUCCESS) return p;
@@ -72,6 +74,12 @@ PyDataMem_Handler g_handler = {
 };
 
 }  // namespace
+
+bool force_managed(bool on) {
+  bool was = t_force_managed;
+  t_force_managed = on;
+  return was;
+}
 
 PyObject *make_allocator_capsule() {
   return PyCapsule_New(&g_handler, "mem_handler", nullptr);

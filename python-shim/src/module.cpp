@@ -236,6 +236,35 @@ PyMethodDef g_methods[] = {
     {"op_table", py_op_table, METH_NOARGS, "[(opcode, name, nin, nout, implemented)]"},
     {"device_info", py_device_info, METH_NOARGS, "the device in use"},
     {"active", py_active, METH_NOARGS, "whether arrays go to the device in this process"},
+    {"reduce", py_device_reduce, METH_VARARGS,
+     "reduce(op, array, in_dtype, result, out_dtype, axes, initial) -> None or reason"},
+    {"patch_ufunc_method",
+     [](PyObject *, PyObject *args) -> PyObject * {
+       const char *name = nullptr;
+       PyObject *handler = nullptr;
+       if (!PyArg_ParseTuple(args, "sO", &name, &handler)) return nullptr;
+       return PyBool_FromLong(patch_ufunc_method(name, handler));
+     },
+     METH_VARARGS, "patch_ufunc_method(name, handler) -> bool"},
+    {"unpatch_ufunc_methods",
+     [](PyObject *, PyObject *) -> PyObject * {
+       unpatch_ufunc_methods();
+       Py_RETURN_NONE;
+     },
+     METH_NOARGS, "give ufunc methods back to NumPy"},
+    {"force_managed",
+     [](PyObject *, PyObject *on) -> PyObject * {
+       return PyBool_FromLong(force_managed(PyObject_IsTrue(on) == 1));
+     },
+     METH_O, "force_managed(bool) -> previous: managed allocations in this thread"},
+    {"count_fallback",
+     [](PyObject *, PyObject *args) -> PyObject * {
+       const char *name = nullptr, *reason = nullptr;
+       if (!PyArg_ParseTuple(args, "ss", &name, &reason)) return nullptr;
+       count_fallback(name, reason);
+       Py_RETURN_NONE;
+     },
+     METH_VARARGS, "count_fallback(name, reason)"},
     {"where_ufunc", [](PyObject *, PyObject *) { return where_ufunc(); }, METH_NOARGS,
      "np.where(c, x, y) as a ufunc"},
     {nullptr, nullptr, 0, nullptr}};
@@ -269,12 +298,14 @@ uint32_t take_fp_errors(npvk_fp_error *errors) {
 int handle_fp_errors(const npvk_fp_error *errors, uint32_t count) {
   for (uint32_t i = 0; i < count; ++i) {
     const char *name = errors[i].op < NPVK_OP_COUNT ? g_ufunc_names[errors[i].op] : nullptr;
+    // NumPy names the exceptions of ufunc.reduce after the method.
+    if (errors[i].flags & NPVK_FP_IN_REDUCE) name = "reduce";
     int bufsize = 0, errmask = 0, first = 1;
     PyObject *errobj = nullptr;
     if (PyUFunc_GetPyValues(const_cast<char *>(name ? name : "ufunc"), &bufsize, &errmask,
                             &errobj) < 0)
       return -1;
-    int r = PyUFunc_handlefperr(errmask, errobj, int(errors[i].flags), &first);
+    int r = PyUFunc_handlefperr(errmask, errobj, int(errors[i].flags & ~NPVK_FP_IN_REDUCE), &first);
     Py_XDECREF(errobj);
     if (r < 0) return -1;
   }

@@ -48,6 +48,14 @@ PyObject *py_profile(PyObject *, PyObject *) {
       (unsigned long long)g_elements_fallback.load());
 }
 
+PyObject *py_note_op(PyObject *, PyObject *args) {
+  const char *op = nullptr, *reason = nullptr;
+  long long elements = 0;
+  if (!PyArg_ParseTuple(args, "szL", &op, &reason, &elements)) return nullptr;
+  if (observing().any.load(std::memory_order_relaxed)) note_loop(op, reason, int64_t(elements));
+  Py_RETURN_NONE;
+}
+
 PyObject *py_set_timing(PyObject *, PyObject *on) {
   observing().timing = PyObject_IsTrue(on) == 1;
   observing().any = observing().timing || observing().report;
@@ -109,6 +117,7 @@ PyObject *py_last_kernel(PyObject *, PyObject *) {
 
 PyMethodDef g_observe_methods[] = {
     {"profile", py_profile, METH_NOARGS, "the core's time by phase, and the shim's loop counts"},
+    {"note_op", py_note_op, METH_VARARGS, "note_op(op, reason or None, elements)"},
     {"set_timing", py_set_timing, METH_O, "time NumPy's loops for fallbacks (NPVK_PROFILE)"},
     {"reset_observed", py_reset_observed, METH_NOARGS, "zero the shim's profile counters"},
     {"trace_begin", py_trace_begin, METH_NOARGS, "start a Chrome/Perfetto trace"},

@@ -45,6 +45,9 @@ void remember_ufunc_name(npvk_op op, const char *name);
 
 // allocator.cpp
 PyObject *make_allocator_capsule();  // the NEP 49 handler
+// Every allocation of this thread is managed, whatever its size (results that
+// the device writes); returns the previous setting.
+bool force_managed(bool on);
 
 // ufunc_loops.cpp: replaces the loop of `ufunc` with this signature (NumPy
 // type numbers, inputs then outputs) by a device loop of `op` on `dtypes`.
@@ -53,6 +56,15 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
                   int count, std::string *error);
 void restore_loops();
 int replaced_loop_count();
+
+// ufunc_methods.cpp: routes ufunc.<name> (reduce, accumulate) through
+// `handler(ufunc, args, kwargs)` first, which returns NotImplemented for
+// calls NumPy should run. False when the method cannot be patched.
+bool patch_ufunc_method(const char *name, PyObject *handler);
+void unpatch_ufunc_methods();
+// _native.reduce(op, array, in_dtype, result, out_dtype, axes, initial_bytes):
+// records npvk_reduce; None, or the reason it could not.
+PyObject *py_device_reduce(PyObject *, PyObject *args);
 
 // where_ufunc.cpp: np.where(c, x, y) as a ufunc (new reference, or null
 // with an exception set).

@@ -135,6 +135,36 @@ TEST_F(Observe, LastKernelSourceAndGraph) {
   EXPECT_NE(graph.find("add(s"), std::string::npos) << graph;
 }
 
+// A reduction is a kernel of its own: its passes are device spans, its record
+// a host span, and explain describes it.
+TEST_F(Observe, ReductionsAreTracedAndExplained) {
+  const int64_t n = 1 << 16;
+  Buffer xb = MakeBuffer(ctx(), std::vector<double>(size_t(n), 0.5));
+  Buffer totalb = MakeBuffer(ctx(), std::vector<double>(1));
+  View x = MakeView1D(xb, NPVK_FLOAT64, n), total = MakeView(totalb, NPVK_FLOAT64, {1});
+  const uint32_t axis = 0;
+  NPVK_ASSERT_OK(npvk_context_trace_begin(ctx()));
+  NPVK_ASSERT_OK(npvk_reduce(ctx(), NPVK_OP_ADD, x.get(), 1, &axis, npvk_view{0}, total.get()));
+  EXPECT_EQ(Read<double>(totalb)[0], 0.5 * double(n));
+  const std::string path = TempPath("reduce.json");
+  NPVK_ASSERT_OK(npvk_context_trace_end(ctx(), path.c_str()));
+  const std::string trace = Slurp(path);
+  std::remove(path.c_str());
+  EXPECT_NE(trace.find("\"op\":\"add.reduce\""), std::string::npos) << trace;
+  npvk_device_info info{};
+  info.struct_size = sizeof info;
+  NPVK_ASSERT_OK(npvk_context_device_info(ctx(), &info));
+  if (info.timestamps) {
+    EXPECT_NE(trace.find("\"name\":\"add.reduce"), std::string::npos) << trace;
+  }
+  size_t length = 0;
+  std::string graph(256, '\0');
+  NPVK_ASSERT_OK(npvk_context_last_kernel_graph(ctx(), graph.data(), graph.size(), &length));
+  EXPECT_EQ(graph.rfind("add.reduce, float64 -> float64: 1 result of 65536", 0), 0u) << graph;
+  NPVK_ASSERT_OK(npvk_context_last_kernel_source(ctx(), nullptr, 0, &length));
+  EXPECT_GT(length, 100u);
+}
+
 TEST_F(Observe, BadHandlesAndArguments) {
   npvk_context bad{12345};
   npvk_profile p{};

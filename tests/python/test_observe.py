@@ -66,7 +66,6 @@ def test_profile_json_parts_fit_in_wall_time(artefacts):
     assert parts + seconds["unaccounted"] == pytest.approx(report["wall_seconds"], rel=1e-6)
     assert report["ops_on_device"] >= 3 and report["flushes"] >= 1
     assert report["fallbacks"]["exp"]["small"] >= 1
-    assert sum(report["fallbacks"]["add"].values()) >= 1  # the sum, on NumPy's path
     assert report["host_syncs"]["fault"]["count"] + report["host_syncs"]["explicit"]["count"] >= 1
     assert set(report["transfers"]) == {"to_device", "to_host"}
     assert set(report["kernels"]) == {"compiled", "memory_cache_hits", "disk_cache_hits"}
@@ -163,14 +162,15 @@ def test_report_names_the_programs_own_lines(artefacts):
     assert any(r["op"] == "exp" and r["placement"] == "fallback" and r["reason"] == "small"
                for r in small)
     synced = by_line[_line_of("SYNC")]
-    assert any(r["placement"] == "fallback" and r["op"] == "add" for r in synced)
+    # The sum: on the device as a reduction, or on NumPy's path through add's loop.
+    assert any(r["op"] in ("add", "add.reduce") for r in synced)
     assert any(r["placement"] == "host sync" for r in synced)
     assert all(int(r["site_host_syncs"]) >= 1 for r in synced)
     assert not any("/numpy/" in r["file"] or "__array_function__" in r["file"] for r in rows)
     summary = re.search(r"npvk: ([\d.]+)% of array work on the device; (\d+) fallbacks",
                         artefacts["stderr"])
     assert summary, artefacts["stderr"]
-    assert 50 < float(summary.group(1)) < 100 and int(summary.group(2)) >= 2
+    assert 50 < float(summary.group(1)) < 100 and int(summary.group(2)) >= 1
 
 
 def test_trace_context_manager_and_explain(tmp_path):

@@ -317,7 +317,10 @@ typedef enum npvk_fp_flags {
   NPVK_FP_DIVIDE_BY_ZERO = 1,
   NPVK_FP_OVERFLOW = 2,
   NPVK_FP_UNDERFLOW = 4,
-  NPVK_FP_INVALID = 8
+  NPVK_FP_INVALID = 8,
+  /* Not an exception: set with the others when they came from a reduction
+   * (npvk_reduce), which NumPy reports as "... encountered in reduce". */
+  NPVK_FP_IN_REDUCE = 256
 } npvk_fp_flags;
 
 typedef struct npvk_fp_error {
@@ -464,6 +467,25 @@ NPVK_API npvk_status npvk_apply(npvk_context ctx, npvk_op op, uint32_t nin, cons
 NPVK_API npvk_status npvk_unary(npvk_context ctx, npvk_op op, npvk_view a, npvk_view out);
 NPVK_API npvk_status npvk_binary(npvk_context ctx, npvk_op op, npvk_view a, npvk_view b,
                                  npvk_view out);
+
+/*
+ * Reduce `in` along the `naxes` axes listed in `axes` with a binary op, as
+ * NumPy's ufunc.reduce does: add, multiply, maximum, minimum, fmax, fmin,
+ * logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor.
+ * `out` has in's rank, extent 1 on each reduced axis and in's extent on the
+ * others (NumPy's keepdims=True layout; any strides). The op must have a
+ * (T, T) -> T loop for out's dtype T; each input element is cast to T first,
+ * like reduce(..., dtype=T). `initial` (a scalar view of dtype T, or a zero
+ * handle for none) is combined into every result, which it also is when no
+ * element is reduced; without it a zero-size reduction takes the op's
+ * identity, and is NPVK_ERR_INVALID_ARGUMENT for ops without one (maximum).
+ * Integer results are exact. Float sums are compensated along each
+ * invocation's run and pairwise across invocations, so they are at least as
+ * accurate as NumPy's pairwise summation (docs/accuracy.md); float products
+ * are evaluated in a different order than NumPy's. `out` must not overlap `in`.
+ */
+NPVK_API npvk_status npvk_reduce(npvk_context ctx, npvk_op op, npvk_view in, uint32_t naxes,
+                                 const uint32_t *axes, npvk_view initial, npvk_view out);
 
 /* ---- managed memory ------------------------------------------------------
  *

@@ -1,0 +1,168 @@
+// GLSL for reductions. Push constants: operand[0] the input's address,
+// operand[1] the output's (or the scratch partials'), operand[2] `initial`'s
+// bits, operand[3] the elements per result, operand[4] the chunks per result,
+// operand[5] whether to combine `initial`, operand[6] the results. The
+// argument table holds the outer shape, the outer input and output strides,
+// the inner shape and the inner input strides, in elements.
+#include <sstream>
+
+#include "core/glsl_parts.hpp"
+#include "core/op_table.hpp"
+#include "core/reduction.hpp"
+
+namespace npvk {
+
+using namespace glsl;
+
+namespace {
+
+// `offset += ...` for the index `index` decomposed over a merged space whose
+// shape is at m.v[shape_at] and one operand's strides at m.v[strides_at[k]].
+void emit_decompose(std::ostringstream &out, uint32_t rank, const std::string &index,
+                    uint32_t shape_at, const std::vector<std::pair<std::string, uint32_t>> &terms,
+                    const char *indent) {
+  if (rank == 0) return;
+  out << indent << "{\n" << indent << "  int64_t rest = " << index << ";\n";
+  for (int d = int(rank) - 1; d >= 0; --d) {
+    out << indent << "  {\n";
+    if (d > 0)
+      out << indent << "    int64_t extent = m.v[" << shape_at + d << "];\n"
+          << indent << "    int64_t c = rest % extent;\n"
+          << indent << "    rest /= extent;\n";
+    else
+      out << indent << "    int64_t c = rest;\n";
+    for (const auto &t : terms)
+      out << indent << "    " << t.first << " += c * m.v[" << t.second + d << "];\n";
+    out << indent << "  }\n";
+  }
+  out << indent << "}\n";
+}
+
+}  // namespace
+
+std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
+  const DtypeInfo &in = dtype_info(s.in), &res = dtype_info(s.out);
+  const KernelSpec comb = s.combiner();
+  const bool wg = s.mode == ReduceMode::Workgroup;
+  const bool flt = res.kind == DtypeKind::Float;
+  // Sums are compensated (Neumaier) along each invocation's run; the lanes'
+  // tree is pairwise. NumPy reports overflow and invalid results of float
+  // add and multiply reductions ("... encountered in reduce").
+  const bool kahan = flt && s.op == NPVK_OP_ADD;
+  const bool flags = flt && (s.op == NPVK_OP_ADD || s.op == NPVK_OP_MULTIPLY);
+  const uint32_t ro = s.outer_rank, ri = s.inner_rank;
+  const std::string acc_t = res.glsl_compute;
+
+  std::ostringstream out;
+  emit_prologue(out, s.key(), {s.in, s.out});
+  Templates templates;
+  templates.add(comb);
+  templates.emit(out);
+  auto combine = [&](const std::string &a, const std::string &b) { return op_expr(comb, {a, b}); };
+  if (wg)
+    out << "shared " << acc_t << " lane_value[" << kWorkgroupSize << "];\n"
+        << "shared uint lane_bad[" << kWorkgroupSize << "];\n";
+
+  // The element `r` of the result being folded, cast to the output's type.
+  out << acc_t << " load_element(uint64_t pin, int64_t base, int64_t r) {\n"
+      << "  Meta m = Meta(pc.meta);\n  int64_t offset = base;\n";
+  if (ri == 1)
+    out << "  offset += r * m.v[" << 3 * ro + 1 << "];\n";
+  else
+    emit_decompose(out, ri, "r", 3 * ro, {{"offset", 3 * ro + ri}}, "  ");
+  out << "  return " << cast_expr(in, res, loaded_value(in, element_ref(in, "pin", "offset")))
+      << ";\n}\n";
+
+  out << "void main() {\n"
+      << "  Meta m = Meta(pc.meta);\n"
+      << "  const uint64_t pin = pc.operand[0], pout = pc.operand[1];\n"
+      << "  const int64_t R = int64_t(pc.operand[3]), C = int64_t(pc.operand[4]);\n"
+      << "  const bool apply_init = pc.operand[5] != 0ul;\n"
+      << "  const " << acc_t << " init = " << scalar_load(res, "pc.operand[2]") << ";\n";
+  // An empty lane starts from a value that changes nothing: the identity, or
+  // (for idempotent ops without one: max, min) the result's first element.
+  uint64_t identity_bits = 0;
+  const bool has_identity = reduce_identity(s.op, s.out, &identity_bits);
+  if (wg)
+    out << "  const uint lane = gl_LocalInvocationID.x;\n"
+        << "  for (uint64_t item = gl_WorkGroupID.x; item < pc.count; item += "
+           "gl_NumWorkGroups.x) {\n";
+  else
+    out << "  for (uint64_t item = gl_GlobalInvocationID.x; item < pc.count; item += "
+           "uint64_t(gl_NumWorkGroups.x) * "
+        << kWorkgroupSize << "ul) {\n";
+  out << "    const int64_t o = int64_t(item) / C, c = int64_t(item) - o * C;\n"
+      << "    int64_t base = 0, out_offset = c;\n";
+  emit_decompose(out, ro, "o", 0, {{"base", ro}, {"out_offset", 2 * ro}}, "    ");
+  if (wg)
+    out << "    const int64_t first = c * " << kWorkgroupSize << "l + int64_t(lane), stride = C * "
+        << kWorkgroupSize << "l;\n";
+  else
+    out << "    const int64_t first = 0, stride = 1;\n";
+  out << "    " << (flt ? "precise " : "") << acc_t << " acc = ";
+  if (has_identity && !kahan)
+    out << scalar_load(res, std::to_string(identity_bits) + "ul");
+  else if (kahan)
+    out << acc_t << "(0)";  // +0: a sum of negative zeros is +0, as in NumPy
+  else
+    out << "load_element(pin, base, 0)";
+  out << ";\n    uint bad = 0u;\n";
+  if (kahan) out << "    precise " << acc_t << " comp = " << acc_t << "(0);\n";
+  out << "    for (int64_t r = first; r < R; r += stride) {\n"
+      << "      " << (flt ? "precise " : "") << acc_t << " x = load_element(pin, base, r);\n";
+  if (flags) out << "      bad |= uint(!" << is_finite(res, "x") << ");\n";
+  if (kahan)
+    out << "      precise " << acc_t << " t = acc + x;\n"
+        << "      comp += (abs(acc) >= abs(x)) ? ((acc - t) + x) : ((x - t) + acc);\n"
+        << "      acc = t;\n";
+  else
+    out << "      acc = " << combine("acc", "x") << ";\n";
+  out << "    }\n";
+  // An infinite sum makes the compensation NaN: keep the sum.
+  if (kahan) out << "    if (" << is_finite(res, "acc") << ") acc = acc + comp;\n";
+
+  if (wg) {
+    out << "    lane_value[lane] = acc;\n    lane_bad[lane] = bad;\n    barrier();\n"
+        << "    for (uint span = " << kWorkgroupSize / 2 << "u; span > 0u; span >>= 1) {\n"
+        << "      if (lane < span) {\n"
+        << "        lane_value[lane] = " << combine("lane_value[lane]", "lane_value[lane + span]")
+        << ";\n"
+        << "        lane_bad[lane] |= lane_bad[lane + span];\n      }\n      barrier();\n    }\n"
+        << "    if (lane == 0u) {\n      acc = lane_value[0];\n      bad = lane_bad[0];\n";
+  } else {
+    out << "    {\n";
+  }
+  out << "      if (apply_init) {\n";
+  if (flags) out << "        bad |= uint(!" << is_finite(res, "init") << ");\n";
+  out << "        acc = " << combine("init", "acc") << ";\n      }\n";
+  if (flags) {
+    // A NaN from no NaN input is invalid; an infinity from finite inputs an
+    // overflow. Which inputs were NaN is looked up again only when the result
+    // is NaN and some input was not finite.
+    out << "      if (!" << is_finite(res, "acc") << ") {\n"
+        << "        uint fpe = 0u;\n"
+        << "        if (" << is_nan(res, "acc") << ") {\n"
+        << "          bool nan_input = apply_init && " << is_nan(res, "init") << ";\n"
+        << "          if (bad != 0u) {\n";
+    if (wg)
+      out << "            for (int64_t chunk = c * " << kWorkgroupSize
+          << "l; chunk < R && !nan_input; chunk += stride)\n"
+          << "              for (int64_t r = chunk; r < min(chunk + " << kWorkgroupSize
+          << "l, R); ++r)\n";
+    else
+      out << "            for (int64_t r = 0; r < R; ++r)\n";
+    out << "                nan_input = nan_input || " << is_nan(res, "load_element(pin, base, r)")
+        << ";\n"
+        << "          }\n"
+        << "          if (!nan_input) fpe = 8u;\n"
+        << "        } else if (bad == 0u) {\n          fpe = 2u;\n        }\n"
+        << "        if (fpe != 0u) atomicOr(FpFlags(pc.flags).v, fpe);\n      }\n";
+  }
+  out << "      " << element_ref(res, "pout", "out_offset") << " = " << storage_value(res, "acc")
+      << ";\n    }\n";
+  if (wg) out << "    barrier();\n";
+  out << "  }\n}\n";
+  return out.str();
+}
+
+}  // namespace npvk

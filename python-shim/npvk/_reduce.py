@@ -1,0 +1,147 @@
+"""ufunc.reduce on the device: sum, prod, max, min, any, all, and mean/var/std,
+which NumPy builds on them.
+
+The shim routes every ``ufunc.reduce`` call on a large managed ndarray here
+first (python-shim/src/ufunc_methods.cpp). ``handle`` either records one
+``npvk_reduce`` and returns NumPy's result object, or returns NotImplemented,
+and NumPy runs the call itself; each such fallback is counted with its reason
+in ``npvk.stats()["ops_fallback"]["<ufunc>.reduce"]``.
+
+The result dtype follows NumPy: add and multiply reduce bool and integers
+narrower than 64 bits in int64 (uint64 for unsigned), the logical ops give
+bool, the rest keep the input's dtype; ``dtype=`` overrides, with NumPy's
+unsafe cast of each input element. A full reduction returns a NumPy scalar,
+read back at once (one sync); an axis reduction's result stays on the device
+until the host touches it.
+"""
+
+import operator as _operator
+
+import numpy as _np
+from numpy.core.multiarray import normalize_axis_index as _normalize_axis_index
+
+from . import _observe
+
+_native = None
+_codes = None  # dtype -> npvk dtype code, or None
+_ops = {}  # ufunc -> npvk opcode
+_NO_VALUE = _np._NoValue
+
+# NumPy's default accumulator for add/multiply of small integers and bool.
+_WIDE = {"b": _np.dtype(_np.int_), "i": _np.dtype(_np.int_), "u": _np.dtype(_np.uint)}
+_LOGICAL = ("logical_and", "logical_or", "logical_xor")
+_REDUCIBLE = ("add", "multiply", "maximum", "minimum", "fmax", "fmin", "bitwise_and",
+              "bitwise_or", "bitwise_xor") + _LOGICAL
+
+
+class _Decline(Exception):
+    """NumPy runs this call; the message is the counted reason."""
+
+
+def install(native, op_table, dtype_code):
+    global _native, _codes
+    _native = native
+    _codes = dtype_code
+    _ops.clear()
+    for opcode, name, _nin, _nout, implemented in op_table:
+        if implemented and name in _REDUCIBLE:
+            _ops[getattr(_np, name)] = opcode
+    return native.patch_ufunc_method("reduce", handle)
+
+
+def uninstall():
+    if _native is not None:
+        _native.unpatch_ufunc_methods()
+
+
+def _result_dtype(ufunc, dt, dtype):
+    if dtype is not None:
+        if ufunc.__name__ in _LOGICAL:
+            raise _Decline("dtype")
+        return _np.dtype(dtype)
+    if ufunc.__name__ in _LOGICAL:
+        return _np.dtype(bool)
+    if ufunc in (_np.add, _np.multiply) and dt.kind in _WIDE and dt.itemsize < 8:
+        return _WIDE[dt.kind]
+    return dt
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if not isinstance(axis, tuple):
+        axis = (axis,)
+    try:
+        axes = tuple(_normalize_axis_index(_operator.index(a), ndim) for a in axis)
+    except Exception:
+        raise _Decline("axis") from None
+    if len(set(axes)) != len(axes):
+        raise _Decline("axis")
+    return axes
+
+
+def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
+            where=True):
+    opcode = _ops.get(ufunc)
+    if opcode is None:
+        raise _Decline("ufunc")
+    if where is not True:
+        raise _Decline("where")
+    if out is not None:
+        raise _Decline("out")
+    if array.ndim == 0 or array.size == 0:
+        raise _Decline("empty" if array.ndim else "0-d")
+    in_code = _codes(array.dtype)
+    try:
+        res_dt = _result_dtype(ufunc, array.dtype, dtype)
+    except TypeError:
+        raise _Decline("dtype") from None
+    out_code = _codes(res_dt)
+    if in_code is None or out_code is None or res_dt.byteorder not in "=|" or \
+            array.dtype.byteorder not in "=|":
+        raise _Decline("dtype")
+    axes = _axes(axis, array.ndim)
+    init_bytes = None
+    if initial is not _NO_VALUE and initial is not None:
+        if not isinstance(initial, (bool, int, float, _np.generic)):
+            raise _Decline("initial")
+        try:
+            init_bytes = _np.array(initial).astype(res_dt).tobytes()
+        except (TypeError, ValueError, OverflowError):
+            raise _Decline("initial") from None
+    keep_shape = tuple(1 if d in axes else n for d, n in enumerate(array.shape))
+    # Managed even when small, so that the device writes it in place.
+    saved = _native.force_managed(True)
+    try:
+        result = _np.empty(keep_shape, res_dt)
+    finally:
+        _native.force_managed(saved)
+    reason = _native.reduce(opcode, array, in_code, result, out_code, axes, init_bytes)
+    if reason is not None:
+        raise _Decline(reason)
+    if keepdims:
+        return result
+    shape = tuple(n for d, n in enumerate(array.shape) if d not in axes)
+    result = result.reshape(shape)
+    if shape == ():
+        value = result[()]
+        # NumPy warns about a reduction's FP errors when it returns.
+        _native.report_pending()
+        return value
+    return result
+
+
+def handle(ufunc, args, kwargs):
+    try:
+        result = _reduce(ufunc, *args, **(kwargs or {}))
+    except _Decline as why:
+        _native.count_fallback(ufunc.__name__ + ".reduce", str(why))
+        if _observe.watching:
+            _observe.note(ufunc.__name__ + ".reduce", str(why), args)
+        return NotImplemented
+    except TypeError:
+        # Arguments NumPy itself rejects: let NumPy say so, in its words.
+        return NotImplemented
+    if _observe.watching:
+        _observe.note(ufunc.__name__ + ".reduce", None, args)
+    return result
