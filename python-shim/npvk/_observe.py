@@ -20,6 +20,7 @@ import time
 
 _native = None
 _wall_start = None
+_pid = None  # a forked child that exits normally must not overwrite its parent's reports
 # True while NPVK_PROFILE or NPVK_REPORT counts work by op (and by call site):
 # code outside the ufunc loops (reductions) tells note() what it did.
 watching = False
@@ -48,10 +49,11 @@ def _env(name):
 
 def install(native):
     """Called by npvk.enable(); acts on the environment once per process."""
-    global _native, _wall_start, watching
+    global _native, _wall_start, _pid, watching
     if _native is not None:
         return
     _native = native
+    _pid = os.getpid()
     _wall_start = time.perf_counter()
     profile_to, report_to, graph_dir = _env("NPVK_PROFILE"), _env("NPVK_REPORT"), _env("NPVK_GRAPH")
     if profile_to:
@@ -93,6 +95,8 @@ def _skip_prefixes():
 
 
 def _at_exit(write, target):
+    if os.getpid() != _pid:
+        return
     try:
         _native.sync()
         write(target)
@@ -161,7 +165,7 @@ def profile_text(report):
     k, t = report["kernels"], report["transfers"]
     inside = sum(s[key] for key, _ in _PARTS[:-1])
     notes = {
-        "record": f"{report['ops_on_device']} ufunc loop calls recorded",
+        "record": f"{report['ops_on_device']} calls sent to the device",
         "plan": f"{report['flushes']} flushes, {report['dispatches']} dispatches",
         "compile": (f"{k['compiled']} kernels compiled, {k['disk_cache_hits']} from the disk "
                     f"cache, {k['memory_cache_hits']} memory cache hits"),
