@@ -76,4 +76,14 @@ NPVK_API npvk_status npvk_reduce(npvk_context h, npvk_op op, npvk_view in, uint3
   });
 }
 
+NPVK_API npvk_status npvk_accumulate(npvk_context h, npvk_op op, npvk_view in, uint32_t axis,
+                                     npvk_view out) {
+  return guarded([&] {
+    auto ctx = get_context(h);
+    std::shared_ptr<View> input = get_view(in), output = get_view(out);
+    ContextLock lock(ctx->mutex());
+    ctx->accumulate(op, *input, axis, *output);
+  });
+}
+
 }  // extern "C"

@@ -35,6 +35,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A trace's record span names its op.
+void name_record(Profiler::Scope &scope, npvk_op op, const char *method) {
+  if (scope.tracing() && op_valid(op))
+    scope.set_args(std::string("\"op\":\"") + op_info(op).name + method + "\"");
+}
+
 const vk::PushLayout &expected_push_layout() {
   static const vk::PushLayout layout{
       sizeof(PushConstants),
@@ -75,6 +81,11 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   if (ctx->device_->info().type == NPVK_DEVICE_CPU) ctx->max_groups_ = 256;
   if (const char *groups = std::getenv("NPVK_MAX_WORKGROUPS"))
     ctx->max_groups_ = std::max<uint64_t>(1, std::strtoull(groups, nullptr, 10));
+  if (std::strstr(ctx->device_->info().driver_name, "llvmpipe") ||
+      std::strstr(ctx->device_->info().name, "llvmpipe"))
+    ctx->loop_budget_ = 32768;
+  if (const char *budget = std::getenv("NPVK_LOOP_BUDGET"))
+    ctx->loop_budget_ = std::max<int64_t>(1, std::strtoll(budget, nullptr, 10));
   if (const char *min = std::getenv("NPVK_FUSE_MIN_ELEMENTS"))
     ctx->min_fuse_elements_ = std::strtoull(min, nullptr, 10);
   const char *fusion = std::getenv("NPVK_FUSION");
@@ -273,8 +284,7 @@ bool Context::supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, st
 void Context::apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
   check_usable();
   Profiler::Scope scope(profiler_, Phase::Record);
-  if (scope.tracing() && op_valid(op))
-    scope.set_args(std::string("\"op\":\"") + op_info(op).name + "\"");
+  name_record(scope, op, "");
   if (try_merge_row(op, operands, nin)) return;
   record(op, operands, nin, false);
   remember_row(op, operands, nin);
@@ -542,16 +552,25 @@ vk::Dispatch Context::dispatch_for(const PlannedKernel &k) {
       d.meta.insert(d.meta.end(), strides.begin(), strides.end());
   }
   uint64_t groups = (uint64_t(k.space.count) + kWorkgroupSize - 1) / kWorkgroupSize;
-  d.groups = uint32_t(std::min<uint64_t>(groups, max_groups_));
+  d.groups = group_count(groups);
   return d;
+}
+
+uint32_t Context::group_count(uint64_t wanted) const {
+  // llvmpipe ends a loop nest after 65535 iterations in all, inner loops
+  // included (fmod's long division takes up to ~200 per element): enough
+  // workgroups that no invocation's grid-stride loop visits more than 256
+  // elements.
+  const uint64_t needed = (wanted + 255) / 256;
+  const uint64_t limit = device_->info().max_workgroup_count_x;
+  return uint32_t(std::min<uint64_t>(wanted, std::min(std::max(max_groups_, needed), limit)));
 }
 
 void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
                      const View *initial, const View &out) {
   check_usable();
   Profiler::Scope scope(profiler_, Phase::Record);
-  if (scope.tracing() && op_valid(op))
-    scope.set_args(std::string("\"op\":\"") + op_info(op).name + ".reduce\"");
+  name_record(scope, op, ".reduce");
   for (const View *v : {&in, &out, initial}) {
     if (!v) continue;
     require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
@@ -559,7 +578,7 @@ void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &ax
     require(v->scalar || v->buffer->device, NPVK_ERR_INVALID_HANDLE,
             "a reduction's operand refers to freed memory");
   }
-  ReduceOp r = plan_reduction(op, in, axes, out, max_groups_ * kWorkgroupSize);
+  ReduceOp r = plan_reduction(op, in, axes, out, max_groups_ * kWorkgroupSize, loop_budget_);
   require(traits_.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
           NPVK_ERR_UNSUPPORTED,
           std::string(op_info(op).name) + ".reduce: the device lacks shaderFloat64");
@@ -594,6 +613,43 @@ void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &ax
     record(NPVK_OP_CAST, {&fill, &out}, 1, false);
     return;
   }
+  record_reduction(std::move(r), in, out, {in_lo, out_lo}, {in_hi, out_hi});
+}
+
+void Context::accumulate(npvk_op op, const View &in, uint32_t axis, const View &out) {
+  check_usable();
+  Profiler::Scope scope(profiler_, Phase::Record);
+  name_record(scope, op, ".accumulate");
+  for (const View *v : {&in, &out}) {
+    require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
+            "an accumulation's operand belongs to another context");
+    require(v->scalar || v->buffer->device, NPVK_ERR_INVALID_HANDLE,
+            "an accumulation's operand refers to freed memory");
+  }
+  ReduceOp r = plan_scan(op, in, axis, out);
+  require(traits_.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
+          NPVK_ERR_UNSUPPORTED,
+          std::string(op_info(op).name) + ".accumulate: the device lacks shaderFloat64");
+  int64_t in_lo, in_hi, out_lo, out_hi;
+  in.byte_extent(dtype_info(in.dtype).itemsize, in_lo, in_hi);
+  out.byte_extent(dtype_info(out.dtype).itemsize, out_lo, out_hi);
+  // In place is fine (each element is read before its result is stored);
+  // any other overlap is not.
+  const bool same = in.buffer == out.buffer && in.offset == out.offset &&
+                    in.dtype == out.dtype && in.strides == out.strides;
+  require(same || in.buffer != out.buffer || in_hi <= out_lo || out_hi <= in_lo ||
+              views_interleave_apart(in, out),
+          NPVK_ERR_INVALID_ARGUMENT, "an accumulation's output overlaps its input");
+  if (r.outputs == 0 || r.reduced == 0) {
+    ++stats_.ops_recorded;
+    return;
+  }
+  record_reduction(std::move(r), in, out, {in_lo, out_lo}, {in_hi, out_hi});
+}
+
+void Context::record_reduction(ReduceOp &&r, const View &in, const View &out,
+                               std::vector<int64_t> lo, std::vector<int64_t> hi) {
+  const npvk_op op = r.spec.op;
   if (in.buffer->managed && observer_) observer_->before_use(*in.buffer, false);
   if (out.buffer->managed && observer_) observer_->before_use(*out.buffer, true);
   RecordedOp rec;
@@ -603,8 +659,8 @@ void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &ax
   rec.spec.operands[0].dtype = in.dtype;
   rec.spec.operands[1].dtype = out.dtype;
   rec.operands = {in, out};
-  rec.lo = {in_lo, out_lo};
-  rec.hi = {in_hi, out_hi};
+  rec.lo = std::move(lo);
+  rec.hi = std::move(hi);
   rec.space.count = r.outputs * r.reduced;
   rec.reduce = std::make_shared<const ReduceOp>(std::move(r));
   if (out.buffer->host && !out.buffer->zero_copy) out.buffer->device_newer = true;
@@ -618,28 +674,43 @@ void Context::reduce_dispatches(const PlannedKernel &k, uint64_t scratch,
   const ReduceOp &r = *k.reduce;
   const View &in = *k.slots[0].view, &out = *k.slots[1].view;
   const uint64_t out_item = dtype_info(out.dtype).itemsize;
-  auto pass = [&](const ReduceKernelSpec &spec, uint64_t from, uint64_t to, int64_t chunks,
-                  bool apply_init, const std::vector<int64_t> &meta, uint64_t items) {
-    vk::Dispatch d;
-    d.pipeline = kernel_for(spec.key(), [&] { return generate_reduce_glsl(spec); }).pipeline;
-    d.push.operand[0] = from;
-    d.push.operand[1] = to;
-    d.push.operand[2] = r.init_bits;
-    d.push.operand[3] = uint64_t(r.reduced);
-    d.push.operand[4] = uint64_t(chunks);
-    d.push.operand[5] = apply_init ? 1 : 0;
-    d.push.operand[6] = uint64_t(r.outputs);
-    d.push.count = items;
-    d.push.tables = tables_->address();
-    d.meta = meta;
-    const uint64_t groups = spec.mode == ReduceMode::Workgroup
-                                ? items
-                                : (items + kWorkgroupSize - 1) / kWorkgroupSize;
-    d.groups = uint32_t(std::min<uint64_t>(groups, max_groups_));
-    return d;
+  const uint64_t group_limit = device_->info().max_workgroup_count_x;
+  const vk::Access read_in{in.buffer.get(), uint64_t(k.slots[0].lo), uint64_t(k.slots[0].hi),
+                           false};
+  const vk::Access write_out{out.buffer.get(), uint64_t(k.slots[1].lo), uint64_t(k.slots[1].hi),
+                             true};
+  // One pass over `items` items (results, chunks or lines), in as many
+  // dispatches as the device's workgroup count needs; operand[6] is the
+  // first item of each.
+  auto pass = [&](const ReduceKernelSpec &spec, uint64_t from, uint64_t to, int64_t reduced,
+                  int64_t chunks, bool apply_init, const std::vector<int64_t> &meta,
+                  uint64_t items, const std::vector<vk::Access> &accesses, int64_t r0, int64_t r1) {
+    const Kernel &kernel =
+        kernel_for(spec.key(), [&] { return generate_reduce_glsl(spec); });
+    const uint64_t per_group = spec.mode == ReduceMode::Workgroup ? 1 : kWorkgroupSize;
+    const uint64_t per_dispatch = group_limit * per_group;
+    for (uint64_t first = 0; first < items; first += per_dispatch) {
+      vk::Dispatch d;
+      d.pipeline = kernel.pipeline;
+      d.push.operand[0] = from;
+      d.push.operand[1] = to;
+      d.push.operand[2] = r.init_bits;
+      d.push.operand[3] = uint64_t(reduced);
+      d.push.operand[4] = uint64_t(chunks);
+      d.push.operand[5] = apply_init ? 1 : 0;
+      d.push.operand[6] = first;
+      d.push.operand[7] = uint64_t(r0);
+      d.push.operand[8] = uint64_t(r1);
+      d.push.count = std::min(per_dispatch, items - first);
+      d.push.tables = tables_->address();
+      d.meta = meta;
+      d.groups = uint32_t((d.push.count + per_group - 1) / per_group);
+      d.accesses = accesses;
+      batch.push_back(std::move(d));
+    }
   };
   // The argument table: outer shape, outer input and output strides, inner
-  // shape and inner input strides.
+  // shape and inner strides.
   auto table = [](const IterationSpace &outer, const std::vector<int64_t> &in_strides,
                   const std::vector<int64_t> &out_strides, const std::vector<int64_t> &inner_shape,
                   const std::vector<int64_t> &inner_strides) {
@@ -653,16 +724,23 @@ void Context::reduce_dispatches(const PlannedKernel &k, uint64_t scratch,
   const std::vector<int64_t> none;
   const std::vector<int64_t> &outer_in = r.outer.rank ? r.outer.strides[0] : none;
   const std::vector<int64_t> &outer_out = r.outer.rank ? r.outer.strides[1] : none;
-  const std::vector<int64_t> &inner_in = r.inner.rank ? r.inner.strides[0] : none;
   const uint64_t in_address = in.buffer->device->address() + in.offset;
   const uint64_t out_address = out.buffer->device->address() + out.offset;
+  if (r.spec.mode == ReduceMode::Scan) {
+    const std::vector<int64_t> meta =
+        table(r.outer, outer_in, outer_out, r.inner.shape,
+              {r.inner.strides[0][0], r.inner.strides[1][0]});
+    for (int64_t r0 = 0; r0 < r.reduced; r0 += loop_budget_)
+      pass(r.spec, in_address, out_address, r.reduced, 1, false, meta, uint64_t(r.outputs),
+           {read_in, write_out}, r0, std::min(r.reduced, r0 + loop_budget_));
+    return;
+  }
+  const std::vector<int64_t> &inner_in = r.inner.rank ? r.inner.strides[0] : none;
   const uint64_t items = uint64_t(r.outputs * r.chunks);
   if (r.chunks == 1) {
-    vk::Dispatch d = pass(r.spec, in_address, out_address, 1, r.has_init,
-                          table(r.outer, outer_in, outer_out, r.inner.shape, inner_in), items);
-    d.accesses.push_back({in.buffer.get(), uint64_t(k.slots[0].lo), uint64_t(k.slots[0].hi), false});
-    d.accesses.push_back({out.buffer.get(), uint64_t(k.slots[1].lo), uint64_t(k.slots[1].hi), true});
-    batch.push_back(std::move(d));
+    pass(r.spec, in_address, out_address, r.reduced, 1, r.has_init,
+         table(r.outer, outer_in, outer_out, r.inner.shape, inner_in), items,
+         {read_in, write_out}, 0, 0);
     return;
   }
   // Partial results, C-ordered by result then chunk.
@@ -674,23 +752,19 @@ void Context::reduce_dispatches(const PlannedKernel &k, uint64_t scratch,
   }
   const uint64_t partials = scratch_->address() + scratch;
   const uint64_t partial_bytes = uint64_t(r.outputs * r.chunks) * out_item;
-  vk::Dispatch first = pass(r.spec, in_address, partials, r.chunks, false,
-                            table(r.outer, outer_in, partial_strides, r.inner.shape, inner_in),
-                            items);
-  first.accesses.push_back({in.buffer.get(), uint64_t(k.slots[0].lo), uint64_t(k.slots[0].hi), false});
-  first.accesses.push_back({scratch_.get(), scratch, scratch + partial_bytes, true});
-  batch.push_back(std::move(first));
+  const vk::Access partial_area{scratch_.get(), scratch, scratch + partial_bytes, true};
+  pass(r.spec, in_address, partials, r.reduced, r.chunks, false,
+       table(r.outer, outer_in, partial_strides, r.inner.shape, inner_in), items,
+       {read_in, partial_area}, 0, 0);
   ReduceKernelSpec fold = r.spec;
   fold.in = r.spec.out;
   fold.mode = ReduceMode::Workgroup;
   fold.inner_rank = 1;
-  vk::Dispatch second = pass(fold, partials, out_address, 1, r.has_init,
-                             table(r.outer, partial_strides, outer_out, {r.chunks}, {1}),
-                             uint64_t(r.outputs));
-  second.push.operand[3] = uint64_t(r.chunks);
-  second.accesses.push_back({scratch_.get(), scratch, scratch + partial_bytes, false});
-  second.accesses.push_back({out.buffer.get(), uint64_t(k.slots[1].lo), uint64_t(k.slots[1].hi), true});
-  batch.push_back(std::move(second));
+  vk::Access read_partials = partial_area;
+  read_partials.write = false;
+  pass(fold, partials, out_address, r.chunks, 1, r.has_init,
+       table(r.outer, partial_strides, outer_out, {r.chunks}, {1}), uint64_t(r.outputs),
+       {read_partials, write_out}, 0, 0);
 }
 
 void Context::flush() {
@@ -780,12 +854,15 @@ void Context::flush() {
         // One word per pass; NumPy names a reduction's exceptions "reduce".
         for (size_t d = first_dispatch[i] + 1; d < first_dispatch[i + 1]; ++d)
           flags |= result.fp_flags[word++];
-        if (flags) flags |= NPVK_FP_IN_REDUCE;
+        if (flags)
+          flags |= k.reduce->spec.mode == ReduceMode::Scan ? NPVK_FP_IN_ACCUMULATE
+                                                           : NPVK_FP_IN_REDUCE;
       }
       if (!flags) continue;
       uint32_t op = uint32_t(done[op_index].spec.op);
       auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(), [&](const npvk_fp_error &e) {
-        return e.op == op && (e.flags & NPVK_FP_IN_REDUCE) == (flags & NPVK_FP_IN_REDUCE);
+        const uint32_t method = NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE;
+        return e.op == op && (e.flags & method) == (flags & method);
       });
       if (it != fp_errors_.end())
         it->flags |= flags;

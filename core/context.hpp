@@ -49,6 +49,8 @@ class Context : public std::enable_shared_from_this<Context> {
   // Validates and records a reduction (see npvk_reduce); `initial` may be null.
   void reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
               const View *initial, const View &out);
+  // Validates and records an accumulation (see npvk_accumulate).
+  void accumulate(npvk_op op, const View &in, uint32_t axis, const View &out);
   bool supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why);
   // Runs everything recorded and waits.
   void flush();
@@ -102,6 +104,10 @@ class Context : public std::enable_shared_from_this<Context> {
   vk::Dispatch dispatch_for(const PlannedKernel &kernel);
   // A reduction's one or two passes; `scratch` is where its partial results
   // go (bytes into scratch_), when it has more than one chunk per result.
+  // Workgroups for a dispatch that wants `wanted` of them (see max_groups_).
+  uint32_t group_count(uint64_t wanted) const;
+  void record_reduction(ReduceOp &&r, const View &in, const View &out, std::vector<int64_t> lo,
+                        std::vector<int64_t> hi);
   void reduce_dispatches(const PlannedKernel &kernel, uint64_t scratch,
                          std::vector<vk::Dispatch> &batch);
   void remember(const std::shared_ptr<Buffer> &buffer);
@@ -125,6 +131,9 @@ class Context : public std::enable_shared_from_this<Context> {
   uint64_t max_groups_ = 1;  // workgroups per dispatch at most
   // Smaller ops are not fused (NPVK_FUSE_MIN_ELEMENTS; see plan_kernels).
   uint64_t min_fuse_elements_ = 65536;
+  // The most iterations a kernel's loop over elements may run: llvmpipe ends
+  // a loop nest after 65535 (NPVK_LOOP_BUDGET overrides, for tests).
+  int64_t loop_budget_ = int64_t(1) << 40;
   std::unordered_map<std::string, Kernel> kernels_;
   std::vector<RecordedOp> pending_;
   RowMerge row_;

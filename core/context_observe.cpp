@@ -24,7 +24,12 @@ std::string kernel_name(const FusedKernelSpec &spec) {
 }
 
 std::string reduce_text(const ReduceOp &r) {
-  return std::string(op_info(r.spec.op).name) + ".reduce, " + dtype_info(r.spec.in).name +
+  if (r.spec.mode == ReduceMode::Scan)
+    return reduce_method_name(r) + ", " + dtype_info(r.spec.in).name + " -> " +
+           dtype_info(r.spec.out).name + ": " + std::to_string(r.outputs) + " line" +
+           (r.outputs == 1 ? "" : "s") + " of " + std::to_string(r.reduced) +
+           " elements, an invocation per line\n";
+  return reduce_method_name(r) + ", " + dtype_info(r.spec.in).name +
          " -> " + dtype_info(r.spec.out).name + ": " + std::to_string(r.outputs) +
          " result" + (r.outputs == 1 ? "" : "s") + " of " + std::to_string(r.reduced) +
          " elements each, " +
@@ -66,9 +71,10 @@ void Context::observe_flush(const std::vector<RecordedOp> &ops,
     for (size_t d = first_dispatch[k]; d < first_dispatch[k + 1]; ++d) {
       Trace::Span span;
       if (kernel.reduce) {
-        span.name = std::string(op_info(kernel.reduce->spec.op).name) + ".reduce";
+        span.name = reduce_method_name(*kernel.reduce);
         if (passes > 1)
-          span.name += " (pass " + std::to_string(d - first_dispatch[k] + 1) + ")";
+          span.name += " (" + std::to_string(d - first_dispatch[k] + 1) + "/" +
+                       std::to_string(passes) + ")";
         span.args = "\"elements\":" + std::to_string(kernel.space.count) +
                     ",\"results\":" + std::to_string(kernel.reduce->outputs) +
                     ",\"kernel\":\"" + json_escape(kernel.reduce->spec.key()) + "\"";

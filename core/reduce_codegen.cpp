@@ -38,9 +38,72 @@ void emit_decompose(std::ostringstream &out, uint32_t rank, const std::string &i
   out << indent << "}\n";
 }
 
+// Prologue and the shader templates the combining op needs.
+void emit_head(std::ostringstream &out, const ReduceKernelSpec &s, const KernelSpec &comb) {
+  emit_prologue(out, s.key(), {s.in, s.out});
+  Templates templates;
+  templates.add(comb);
+  templates.emit(out);
+}
+
+// A scan: each invocation walks one line along the axis, storing every
+// running result, which passes through the output's storage type as NumPy's
+// loop reads back out[i - 1]. The argument table ends with the line's
+// length, input stride and output stride.
+std::string generate_scan_glsl(const ReduceKernelSpec &s) {
+  const DtypeInfo &in = dtype_info(s.in), &res = dtype_info(s.out);
+  const KernelSpec comb = s.combiner();
+  const bool flt = res.kind == DtypeKind::Float;
+  const bool flags = flt && (s.op == NPVK_OP_ADD || s.op == NPVK_OP_MULTIPLY);
+  const uint32_t ro = s.outer_rank;
+  const std::string acc_t = res.glsl_compute;
+  std::ostringstream out;
+  emit_head(out, s, comb);
+  // One line per invocation, elements operand[7] to operand[8] of it: a
+  // long line is scanned by several dispatches in turn (llvmpipe caps a loop
+  // at 65535 iterations), each continuing from the last result stored.
+  out << "void main() {\n"
+      << "  Meta m = Meta(pc.meta);\n"
+      << "  const uint64_t pin = pc.operand[0], pout = pc.operand[1];\n"
+      << "  const int64_t in_stride = m.v[" << 3 * ro + 1 << "], out_stride = m.v[" << 3 * ro + 2
+      << "];\n"
+      << "  const int64_t r0 = int64_t(pc.operand[7]), r1 = int64_t(pc.operand[8]);\n"
+      << "  const uint64_t local = gl_GlobalInvocationID.x;\n"
+      << "  if (local < pc.count) {\n"
+      << "    const int64_t item = int64_t(pc.operand[6] + local);\n"
+      << "    int64_t base = 0, out_offset = 0;\n";
+  emit_decompose(out, ro, "item", 0, {{"base", ro}, {"out_offset", 2 * ro}}, "    ");
+  out << "    " << (flt ? "precise " : "") << acc_t << " acc = " << acc_t << "(0);\n"
+      << "    if (r0 > 0) acc = "
+      << loaded_value(res, element_ref(res, "pout", "out_offset + (r0 - 1) * out_stride")) << ";\n"
+      << "    uint fpe = 0u;\n";
+  // A NaN or infinity carried in from the previous part raises nothing new.
+  if (flags)
+    out << "    bool nan_input = r0 > 0 && " << is_nan(res, "acc") << ";\n"
+        << "    bool nonfinite_input = r0 > 0 && !" << is_finite(res, "acc") << ";\n";
+  out << "    for (int64_t r = r0; r < r1; ++r) {\n"
+      << "      " << (flt ? "precise " : "") << acc_t << " x = "
+      << cast_expr(in, res, loaded_value(in, element_ref(in, "pin", "base + r * in_stride")))
+      << ";\n"
+      << "      acc = r == 0 ? x : " << op_expr(comb, {"acc", "x"}) << ";\n";
+  if (flags)
+    out << "      nan_input = nan_input || " << is_nan(res, "x") << ";\n"
+        << "      nonfinite_input = nonfinite_input || !" << is_finite(res, "x") << ";\n"
+        << "      if (!" << is_finite(res, "acc") << ") {\n"
+        << "        if (" << is_nan(res, "acc") << ") fpe |= nan_input ? 0u : 8u;\n"
+        << "        else fpe |= nonfinite_input ? 0u : 2u;\n      }\n";
+  out << "      " << res.glsl_storage << " stored = " << storage_value(res, "acc") << ";\n"
+      << "      " << element_ref(res, "pout", "out_offset + r * out_stride") << " = stored;\n"
+      << "      acc = " << loaded_value(res, "stored") << ";\n    }\n";
+  if (flags) out << "    if (fpe != 0u) atomicOr(FpFlags(pc.flags).v, fpe);\n";
+  out << "  }\n}\n";
+  return out.str();
+}
+
 }  // namespace
 
 std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
+  if (s.mode == ReduceMode::Scan) return generate_scan_glsl(s);
   const DtypeInfo &in = dtype_info(s.in), &res = dtype_info(s.out);
   const KernelSpec comb = s.combiner();
   const bool wg = s.mode == ReduceMode::Workgroup;
@@ -54,14 +117,12 @@ std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
   const std::string acc_t = res.glsl_compute;
 
   std::ostringstream out;
-  emit_prologue(out, s.key(), {s.in, s.out});
-  Templates templates;
-  templates.add(comb);
-  templates.emit(out);
+  emit_head(out, s, comb);
   auto combine = [&](const std::string &a, const std::string &b) { return op_expr(comb, {a, b}); };
   if (wg)
     out << "shared " << acc_t << " lane_value[" << kWorkgroupSize << "];\n"
-        << "shared uint lane_bad[" << kWorkgroupSize << "];\n";
+        << "shared uint lane_bad[" << kWorkgroupSize << "];\n"
+        << "shared uint nan_found;\n";
 
   // The element `r` of the result being folded, cast to the output's type.
   out << acc_t << " load_element(uint64_t pin, int64_t base, int64_t r) {\n"
@@ -83,15 +144,17 @@ std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
   // (for idempotent ops without one: max, min) the result's first element.
   uint64_t identity_bits = 0;
   const bool has_identity = reduce_identity(s.op, s.out, &identity_bits);
+  // One item (result, or chunk of one) per invocation or workgroup, and no
+  // loop around it: llvmpipe caps the iterations of a loop nest at 65535, so
+  // the planner bounds the one loop over elements instead.
   if (wg)
     out << "  const uint lane = gl_LocalInvocationID.x;\n"
-        << "  for (uint64_t item = gl_WorkGroupID.x; item < pc.count; item += "
-           "gl_NumWorkGroups.x) {\n";
+        << "  const uint64_t local = gl_WorkGroupID.x;\n";
   else
-    out << "  for (uint64_t item = gl_GlobalInvocationID.x; item < pc.count; item += "
-           "uint64_t(gl_NumWorkGroups.x) * "
-        << kWorkgroupSize << "ul) {\n";
-  out << "    const int64_t o = int64_t(item) / C, c = int64_t(item) - o * C;\n"
+    out << "  const uint64_t local = gl_GlobalInvocationID.x;\n";
+  out << "  if (local < pc.count) {\n"
+      << "    const int64_t item = int64_t(pc.operand[6] + local);\n"
+      << "    const int64_t o = item / C, c = item - o * C;\n"
       << "    int64_t base = 0, out_offset = c;\n";
   emit_decompose(out, ro, "o", 0, {{"base", ro}, {"out_offset", 2 * ro}}, "    ");
   if (wg)
@@ -122,45 +185,42 @@ std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
   if (kahan) out << "    if (" << is_finite(res, "acc") << ") acc = acc + comp;\n";
 
   if (wg) {
-    out << "    lane_value[lane] = acc;\n    lane_bad[lane] = bad;\n    barrier();\n"
-        << "    for (uint span = " << kWorkgroupSize / 2 << "u; span > 0u; span >>= 1) {\n"
-        << "      if (lane < span) {\n"
-        << "        lane_value[lane] = " << combine("lane_value[lane]", "lane_value[lane + span]")
-        << ";\n"
-        << "        lane_bad[lane] |= lane_bad[lane + span];\n      }\n      barrier();\n    }\n"
-        << "    if (lane == 0u) {\n      acc = lane_value[0];\n      bad = lane_bad[0];\n";
-  } else {
-    out << "    {\n";
+    // The lanes' tree, unrolled (a loop would count against the cap).
+    out << "    lane_value[lane] = acc;\n    lane_bad[lane] = bad;\n    barrier();\n";
+    for (uint32_t span = kWorkgroupSize / 2; span > 0; span /= 2)
+      out << "    if (lane < " << span << "u) {\n"
+          << "      lane_value[lane] = "
+          << combine("lane_value[lane]", "lane_value[lane + " + std::to_string(span) + "u]")
+          << ";\n"
+          << "      lane_bad[lane] |= lane_bad[lane + " << span << "u];\n    }\n    barrier();\n";
+    out << "    acc = lane_value[0];\n    bad = lane_bad[0];\n";
   }
-  out << "      if (apply_init) {\n";
-  if (flags) out << "        bad |= uint(!" << is_finite(res, "init") << ");\n";
-  out << "        acc = " << combine("init", "acc") << ";\n      }\n";
+  out << "    if (apply_init) {\n";
+  if (flags) out << "      bad |= uint(!" << is_finite(res, "init") << ");\n";
+  out << "      acc = " << combine("init", "acc") << ";\n    }\n";
   if (flags) {
     // A NaN from no NaN input is invalid; an infinity from finite inputs an
     // overflow. Which inputs were NaN is looked up again only when the result
-    // is NaN and some input was not finite.
-    out << "      if (!" << is_finite(res, "acc") << ") {\n"
-        << "        uint fpe = 0u;\n"
-        << "        if (" << is_nan(res, "acc") << ") {\n"
-        << "          bool nan_input = apply_init && " << is_nan(res, "init") << ";\n"
-        << "          if (bad != 0u) {\n";
-    if (wg)
-      out << "            for (int64_t chunk = c * " << kWorkgroupSize
-          << "l; chunk < R && !nan_input; chunk += stride)\n"
-          << "              for (int64_t r = chunk; r < min(chunk + " << kWorkgroupSize
-          << "l, R); ++r)\n";
-    else
-      out << "            for (int64_t r = 0; r < R; ++r)\n";
-    out << "                nan_input = nan_input || " << is_nan(res, "load_element(pin, base, r)")
-        << ";\n"
-        << "          }\n"
-        << "          if (!nan_input) fpe = 8u;\n"
-        << "        } else if (bad == 0u) {\n          fpe = 2u;\n        }\n"
-        << "        if (fpe != 0u) atomicOr(FpFlags(pc.flags).v, fpe);\n      }\n";
+    // is NaN and some input was not finite: each lane over its own elements.
+    out << "    const bool rescan = " << is_nan(res, "acc") << " && bad != 0u;\n";
+    if (wg) out << "    if (lane == 0u) nan_found = 0u;\n    barrier();\n";
+    out << "    if (rescan) {\n"
+        << "      bool nan_input = false;\n"
+        << "      for (int64_t r = first; r < R; r += stride)\n"
+        << "        nan_input = nan_input || " << is_nan(res, "load_element(pin, base, r)") << ";\n"
+        << "      if (nan_input) " << (wg ? "atomicOr(nan_found, 1u)" : "bad |= 2u") << ";\n"
+        << "    }\n";
+    if (wg) out << "    barrier();\n    if (nan_found != 0u) bad |= 2u;\n";
+    out << "    if (" << (wg ? "lane == 0u && " : "") << "!" << is_finite(res, "acc") << ") {\n"
+        << "      uint fpe = 0u;\n"
+        << "      if (" << is_nan(res, "acc") << ") {\n"
+        << "        if ((bad & 2u) == 0u && !(apply_init && " << is_nan(res, "init")
+        << ")) fpe = 8u;\n"
+        << "      } else if (bad == 0u) {\n        fpe = 2u;\n      }\n"
+        << "      if (fpe != 0u) atomicOr(FpFlags(pc.flags).v, fpe);\n    }\n";
   }
-  out << "      " << element_ref(res, "pout", "out_offset") << " = " << storage_value(res, "acc")
-      << ";\n    }\n";
-  if (wg) out << "    barrier();\n";
+  out << "    " << (wg ? "if (lane == 0u) " : "") << element_ref(res, "pout", "out_offset") << " = "
+      << storage_value(res, "acc") << ";\n";
   out << "  }\n}\n";
   return out.str();
 }

@@ -25,6 +25,9 @@ enum class ReduceMode : uint8_t {
   // interleaved elements (adjacent lanes read adjacent memory), then a
   // shared-memory tree combines the lanes. Few results over many elements.
   Workgroup,
+  // An accumulation (ufunc.accumulate): each invocation scans one line along
+  // the axis in order, so every result rounds exactly as NumPy's loop does.
+  Scan,
 };
 
 // The structural identity of a reduction kernel.
@@ -34,7 +37,7 @@ struct ReduceKernelSpec {
   ReduceMode mode = ReduceMode::PerThread;
   uint32_t outer_rank = 0, inner_rank = 0;
 
-  std::string key() const;  // e.g. "reduce:add(i1)->i8/w/o1i1"
+  std::string key() const;  // e.g. "reduce:add(i1)->i8/w/o1i1", "scan:add(i4)->i8/o1"
   // The (out, out) -> out loop of the op that combines two values.
   KernelSpec combiner() const;
 };
@@ -43,7 +46,7 @@ struct ReduceKernelSpec {
 struct ReduceOp {
   ReduceKernelSpec spec;  // mode and ranks of the first (or only) pass
   IterationSpace outer;   // kept axes; strides: [input, output]
-  IterationSpace inner;   // reduced axes; strides: [input]
+  IterationSpace inner;   // reduced axes; strides: [input] ([input, output] for a scan)
   int64_t outputs = 0, reduced = 0;
   // Workgroup mode: chunks per result. More than one writes partial results
   // to scratch memory, and a second pass folds them into the output.
@@ -59,8 +62,12 @@ bool reduce_identity(npvk_op op, npvk_dtype dtype, uint64_t *bits);
 
 // Plans the reduction of `in` into `out` (in's rank, extent 1 on `axes`).
 // Throws on mismatched shapes, bad axes or unsupported dtypes.
+// `loop_budget`: the most elements one invocation may fold (see Context).
 ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
-                        const View &out, uint64_t max_invocations);
+                        const View &out, uint64_t max_invocations, int64_t loop_budget);
+
+// Plans the accumulation of `in` along `axis` into `out` (in's shape).
+ReduceOp plan_scan(npvk_op op, const View &in, uint32_t axis, const View &out);
 
 std::string generate_reduce_glsl(const ReduceKernelSpec &spec);
 

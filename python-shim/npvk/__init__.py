@@ -12,7 +12,7 @@ import threading
 
 import numpy as _np
 
-from . import _errstate, _native, _observe, _reduce, _where
+from . import _assign, _errstate, _native, _observe, _reduce, _where
 from ._observe import explain, profile, trace
 
 __all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary",
@@ -116,6 +116,7 @@ def enable(min_bytes=None, device=None):
         _patch_threads()
         _where.install(_native, lambda: _min_bytes)
         _reduce.install(_native, _native.op_table(), _dtype_code)
+        _assign.install(_native, _dtype_code)
         _hook_faulthandler()
         _observe.install(_native)
         _enabled = True
@@ -129,6 +130,7 @@ def disable():
             return
         _errstate.uninstall()
         _reduce.uninstall()
+        _assign.uninstall()
         _native.disable()
         _where.uninstall()
         _enabled = False

@@ -46,12 +46,13 @@ def install(native, op_table, dtype_code):
     for opcode, name, _nin, _nout, implemented in op_table:
         if implemented and name in _REDUCIBLE:
             _ops[getattr(_np, name)] = opcode
-    return native.patch_ufunc_method("reduce", handle)
+    return (native.patch_method("reduce", handle) and
+            native.patch_method("accumulate", handle_accumulate))
 
 
 def uninstall():
     if _native is not None:
-        _native.unpatch_ufunc_methods()
+        _native.unpatch_methods()
 
 
 def _result_dtype(ufunc, dt, dtype):
@@ -80,42 +81,69 @@ def _axes(axis, ndim):
     return axes
 
 
-def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
-            where=True):
+def _check_operands(ufunc, array, dtype, out):
+    """The opcode and the npvk dtype codes of the input and the result."""
     opcode = _ops.get(ufunc)
     if opcode is None:
         raise _Decline("ufunc")
-    if where is not True:
-        raise _Decline("where")
     if out is not None:
         raise _Decline("out")
     if array.ndim == 0 or array.size == 0:
         raise _Decline("empty" if array.ndim else "0-d")
-    in_code = _codes(array.dtype)
     try:
         res_dt = _result_dtype(ufunc, array.dtype, dtype)
     except TypeError:
         raise _Decline("dtype") from None
-    out_code = _codes(res_dt)
+    in_code, out_code = _codes(array.dtype), _codes(res_dt)
     if in_code is None or out_code is None or res_dt.byteorder not in "=|" or \
             array.dtype.byteorder not in "=|":
         raise _Decline("dtype")
+    return opcode, in_code, res_dt, out_code
+
+
+def _managed_empty(shape, dtype):
+    # Managed even when small, so that the device writes it in place.
+    saved = _native.force_managed(True)
+    try:
+        return _np.empty(shape, dtype)
+    finally:
+        _native.force_managed(saved)
+
+
+def _accumulate(ufunc, array, axis=0, dtype=None, out=None):
+    opcode, in_code, res_dt, out_code = _check_operands(ufunc, array, dtype, out)
+    if axis is None:
+        if array.ndim != 1:
+            raise _Decline("axis")
+        axis = 0
+    (axis,) = _axes(axis, array.ndim)
+    result = _managed_empty(array.shape, res_dt)
+    reason = _native.accumulate(opcode, array, in_code, result, out_code, axis)
+    if reason is not None:
+        raise _Decline(reason)
+    return result
+
+
+def handle_accumulate(ufunc, args, kwargs):
+    return _run("accumulate", _accumulate, ufunc, args, kwargs)
+
+
+def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
+            where=True):
+    if where is not True:
+        raise _Decline("where")
+    opcode, in_code, res_dt, out_code = _check_operands(ufunc, array, dtype, out)
     axes = _axes(axis, array.ndim)
     init_bytes = None
     if initial is not _NO_VALUE and initial is not None:
         if not isinstance(initial, (bool, int, float, _np.generic)):
             raise _Decline("initial")
         try:
-            init_bytes = _np.array(initial).astype(res_dt).tobytes()
+            init_bytes = res_dt.type(initial).tobytes()  # a scalar: no device work
         except (TypeError, ValueError, OverflowError):
             raise _Decline("initial") from None
     keep_shape = tuple(1 if d in axes else n for d, n in enumerate(array.shape))
-    # Managed even when small, so that the device writes it in place.
-    saved = _native.force_managed(True)
-    try:
-        result = _np.empty(keep_shape, res_dt)
-    finally:
-        _native.force_managed(saved)
+    result = _managed_empty(keep_shape, res_dt)
     reason = _native.reduce(opcode, array, in_code, result, out_code, axes, init_bytes)
     if reason is not None:
         raise _Decline(reason)
@@ -132,16 +160,22 @@ def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=
 
 
 def handle(ufunc, args, kwargs):
+    return _run("reduce", _reduce, ufunc, args, kwargs)
+
+
+def _run(method, fn, ufunc, args, kwargs):
+    """fn's result, or NotImplemented (counted) when NumPy should run the call."""
+    name = f"{ufunc.__name__}.{method}"
     try:
-        result = _reduce(ufunc, *args, **(kwargs or {}))
+        result = fn(ufunc, *args, **(kwargs or {}))
     except _Decline as why:
-        _native.count_fallback(ufunc.__name__ + ".reduce", str(why))
+        _native.count_fallback(name, str(why))
         if _observe.watching:
-            _observe.note(ufunc.__name__ + ".reduce", str(why), args)
+            _observe.note(name, str(why), args)
         return NotImplemented
     except TypeError:
         # Arguments NumPy itself rejects: let NumPy say so, in its words.
         return NotImplemented
     if _observe.watching:
-        _observe.note(ufunc.__name__ + ".reduce", None, args)
+        _observe.note(name, None, args)
     return result

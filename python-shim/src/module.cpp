@@ -238,20 +238,37 @@ PyMethodDef g_methods[] = {
     {"active", py_active, METH_NOARGS, "whether arrays go to the device in this process"},
     {"reduce", py_device_reduce, METH_VARARGS,
      "reduce(op, array, in_dtype, result, out_dtype, axes, initial) -> None or reason"},
-    {"patch_ufunc_method",
-     [](PyObject *, PyObject *args) -> PyObject * {
-       const char *name = nullptr;
-       PyObject *handler = nullptr;
-       if (!PyArg_ParseTuple(args, "sO", &name, &handler)) return nullptr;
-       return PyBool_FromLong(patch_ufunc_method(name, handler));
-     },
-     METH_VARARGS, "patch_ufunc_method(name, handler) -> bool"},
-    {"unpatch_ufunc_methods",
-     [](PyObject *, PyObject *) -> PyObject * {
-       unpatch_ufunc_methods();
+    {"copy", py_device_copy, METH_VARARGS, "copy(src, src_dtype, dst, dst_dtype) -> None or reason"},
+    {"fill", py_device_fill, METH_VARARGS,
+     "fill(dst, dst_dtype, value_bytes, value_dtype) -> None or reason"},
+    {"patch_assignment",
+     [](PyObject *, PyObject *handler) -> PyObject * {
+       patch_assignment(handler);
        Py_RETURN_NONE;
      },
-     METH_NOARGS, "give ufunc methods back to NumPy"},
+     METH_O, "route a[index] = value through handler(a, index, value) first"},
+    {"unpatch_assignment",
+     [](PyObject *, PyObject *) -> PyObject * {
+       unpatch_assignment();
+       Py_RETURN_NONE;
+     },
+     METH_NOARGS, "give slice assignment back to NumPy"},
+    {"accumulate", py_device_accumulate, METH_VARARGS,
+     "accumulate(op, array, in_dtype, result, out_dtype, axis) -> None or reason"},
+    {"patch_method",
+     [](PyObject *, PyObject *args) -> PyObject * {
+       const char *name = nullptr;
+       PyObject *handler = nullptr, *function = nullptr;
+       if (!PyArg_ParseTuple(args, "sO|O", &name, &handler, &function)) return nullptr;
+       return PyBool_FromLong(patch_method(name, handler, function));
+     },
+     METH_VARARGS, "patch_method(name, handler[, function]) -> bool"},
+    {"unpatch_methods",
+     [](PyObject *, PyObject *) -> PyObject * {
+       unpatch_methods();
+       Py_RETURN_NONE;
+     },
+     METH_NOARGS, "give the patched methods back to NumPy"},
     {"force_managed",
      [](PyObject *, PyObject *on) -> PyObject * {
        return PyBool_FromLong(force_managed(PyObject_IsTrue(on) == 1));
@@ -300,12 +317,13 @@ int handle_fp_errors(const npvk_fp_error *errors, uint32_t count) {
     const char *name = errors[i].op < NPVK_OP_COUNT ? g_ufunc_names[errors[i].op] : nullptr;
     // NumPy names the exceptions of ufunc.reduce after the method.
     if (errors[i].flags & NPVK_FP_IN_REDUCE) name = "reduce";
+    if (errors[i].flags & NPVK_FP_IN_ACCUMULATE) name = "accumulate";
     int bufsize = 0, errmask = 0, first = 1;
     PyObject *errobj = nullptr;
     if (PyUFunc_GetPyValues(const_cast<char *>(name ? name : "ufunc"), &bufsize, &errmask,
                             &errobj) < 0)
       return -1;
-    int r = PyUFunc_handlefperr(errmask, errobj, int(errors[i].flags & ~NPVK_FP_IN_REDUCE), &first);
+    int r = PyUFunc_handlefperr(errmask, errobj, int(errors[i].flags & ~(NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)), &first);
     Py_XDECREF(errobj);
     if (r < 0) return -1;
   }

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -55,16 +56,44 @@ bool force_managed(bool on);
 bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_dtype *dtypes,
                   int count, std::string *error);
 void restore_loops();
+// The device op of the replaced loop (in_type, ..., in_type) -> out_type.
+bool device_loop_for(PyObject *ufunc, int in_type, int out_type, npvk_op *op);
+// ufunc_call.cpp: a whole N-d call on the device when NumPy would buffer it;
+// *taken false (and null returned) when NumPy should run it.
+PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargsf,
+                         PyObject *kwnames, bool *taken);
 int replaced_loop_count();
 
-// ufunc_methods.cpp: routes ufunc.<name> (reduce, accumulate) through
-// `handler(ufunc, args, kwargs)` first, which returns NotImplemented for
-// calls NumPy should run. False when the method cannot be patched.
-bool patch_ufunc_method(const char *name, PyObject *handler);
-void unpatch_ufunc_methods();
+// ufunc_methods.cpp: routes a NumPy method (ufunc.reduce, ufunc.accumulate,
+// ndarray.copy, ndarray.astype) or C function (`function`: np.copyto's
+// implementation) through `handler(self, args, kwargs)` first, which returns
+// NotImplemented for calls NumPy should run. False when it cannot be patched.
+bool patch_method(const char *name, PyObject *handler, PyObject *function);
+void unpatch_methods();
 // _native.reduce(op, array, in_dtype, result, out_dtype, axes, initial_bytes):
 // records npvk_reduce; None, or the reason it could not.
 PyObject *py_device_reduce(PyObject *, PyObject *args);
+// _native.accumulate(op, array, in_dtype, result, out_dtype, axis): records
+// npvk_accumulate; None, or the reason it could not.
+PyObject *py_device_accumulate(PyObject *, PyObject *args);
+
+// A view of an ndarray whose data lies in managed memory.
+npvk_status managed_array_view(PyObject *array, npvk_dtype dtype, npvk_view *out);
+// Why a recording call failed, as a fallback reason (null on success).
+const char *status_reason(npvk_status st);
+// Releases the views; returns None (counting a device op) when `reason` is
+// null, else the reason as a str.
+PyObject *op_result(const char *reason, std::initializer_list<npvk_view> views);
+
+// assign.cpp: `a[index] = value` through `handler(a, index, value) -> bool`
+// first (True: recorded on the device), for managed arrays and basic indexes.
+void patch_assignment(PyObject *handler);
+void unpatch_assignment();
+// _native.copy(src, src_dtype, dst, dst_dtype): records dst = src (cast,
+// broadcast); None, or the reason not ("overlap": they share memory).
+PyObject *py_device_copy(PyObject *, PyObject *args);
+// _native.fill(dst, dst_dtype, value_bytes, value_dtype): dst[...] = value.
+PyObject *py_device_fill(PyObject *, PyObject *args);
 
 // where_ufunc.cpp: np.where(c, x, y) as a ufunc (new reference, or null
 // with an exception set).

@@ -45,6 +45,11 @@ vectorcallfunc g_numpy_vectorcall = nullptr;  // NumPy's, the same for every ufu
 
 PyObject *ufunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                            PyObject *kwnames) {
+  if (!kwnames) {
+    bool taken = false;
+    PyObject *result = try_whole_call(callable, args, nargsf, kwnames, &taken);
+    if (taken) return result;
+  }
   bool extobj = false;
   for (Py_ssize_t k = 0; kwnames && k < PyTuple_GET_SIZE(kwnames); ++k)
     extobj =
@@ -241,5 +246,19 @@ void restore_loops() {
 }
 
 int replaced_loop_count() { return g_used; }
+
+bool device_loop_for(PyObject *ufunc, int in_type, int out_type, npvk_op *op) {
+  for (int i = 0; i < g_used; ++i) {
+    const Slot &s = g_slots[size_t(i)];
+    if (s.ufunc != ufunc || s.nout != 1 || s.type_nums[size_t(s.nin)] != out_type) continue;
+    bool match = true;
+    for (int k = 0; k < s.nin; ++k) match = match && s.type_nums[size_t(k)] == in_type;
+    if (match) {
+      *op = s.op;
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace npvk_shim

@@ -1,4 +1,5 @@
-// ufunc.reduce (and other ufunc methods) as a whole on the device.
+// ufunc.reduce and .accumulate, ndarray.copy and .astype, np.copyto: whole
+// calls on the device.
 //
 // NumPy runs a reduction through the ufunc's inner loop in chunks (8192
 // elements before NumPy 2.3) that accumulate into one output element: no loop
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "numpy_api.hpp"
 #include "shim.hpp"
@@ -20,14 +22,27 @@
 namespace npvk_shim {
 namespace {
 
-struct Patched {
-  const char *name;
-  PyMethodDef *def = nullptr;
-  PyCFunction original = nullptr;
-  PyObject *handler = nullptr;  // handler(ufunc, args, kwargs) -> result or NotImplemented
+// Whose method it is, which says where the array the call works on is.
+enum class Owner {
+  Ufunc,     // ufunc.reduce(array, ...): the first argument
+  Ndarray,   // ndarray.copy(...): self
+  Function,  // a NumPy C function, np.copyto(dst, ...): the first argument
 };
 
-Patched g_methods[] = {{"reduce"}, {"accumulate"}};
+struct Patched {
+  Owner owner;
+  const char *name;
+  const char *array_keyword;  // the array's keyword name, if it has one
+  PyMethodDef *def = nullptr;
+  PyCFunction original = nullptr;
+  PyObject *handler = nullptr;  // handler(self, args, kwargs) -> result or NotImplemented
+};
+
+Patched g_methods[] = {{Owner::Ufunc, "reduce", "array"},
+                       {Owner::Ufunc, "accumulate", "array"},
+                       {Owner::Ndarray, "copy", nullptr},
+                       {Owner::Ndarray, "astype", nullptr},
+                       {Owner::Function, "copyto", "dst"}};
 constexpr int kMethods = int(sizeof g_methods / sizeof g_methods[0]);
 
 // Only an exact ndarray in managed memory, at least NPVK_MIN_BYTES large, is
@@ -55,9 +70,10 @@ PyObject *ask_handler(const Patched &p, PyObject *self, PyObject *args, PyObject
 template <int I>
 PyObject *with_keywords(PyObject *self, PyObject *args, PyObject *kwargs) {
   const Patched &p = g_methods[I];
-  PyObject *first = PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0)
-                    : kwargs                   ? PyDict_GetItemString(kwargs, "array")
-                                               : nullptr;
+  PyObject *first = p.owner == Owner::Ndarray     ? self
+                    : PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0)
+                    : kwargs && p.array_keyword  ? PyDict_GetItemString(kwargs, p.array_keyword)
+                                                 : nullptr;
   if (candidate(p, first)) {
     PyObject *r = ask_handler(p, self, args, kwargs);
     if (r == reinterpret_cast<PyObject *>(-1)) return nullptr;
@@ -72,10 +88,10 @@ PyObject *fastcall(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
   const Patched &p = g_methods[I];
   auto original =
       reinterpret_cast<_PyCFunctionFastWithKeywords>(reinterpret_cast<void (*)(void)>(p.original));
-  PyObject *first = nargs > 0 ? args[0] : nullptr;
+  PyObject *first = p.owner == Owner::Ndarray ? self : nargs > 0 ? args[0] : nullptr;
   const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  for (Py_ssize_t k = 0; !first && k < nkw; ++k)
-    if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "array") == 0)
+  for (Py_ssize_t k = 0; !first && p.array_keyword && k < nkw; ++k)
+    if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), p.array_keyword) == 0)
       first = args[nargs + k];
   if (!candidate(p, first)) return original(self, args, nargs, kwnames);
   PyObject *tuple = PyTuple_New(nargs);
@@ -107,7 +123,25 @@ PyCFunction trampoline(int flags) {
 }
 
 PyCFunction trampoline_for(int index, int flags) {
-  return index == 0 ? trampoline<0>(flags) : trampoline<1>(flags);
+  switch (index) {
+    case 0: return trampoline<0>(flags);
+    case 1: return trampoline<1>(flags);
+    case 2: return trampoline<2>(flags);
+    case 3: return trampoline<3>(flags);
+    default: return trampoline<4>(flags);
+  }
+}
+static_assert(kMethods == 5, "one trampoline per patched method");
+
+PyMethodDef *find_def(const Patched &p, PyObject *function) {
+  PyMethodDef *table = p.owner == Owner::Ufunc     ? PyUFunc_Type.tp_methods
+                       : p.owner == Owner::Ndarray ? PyArray_Type.tp_methods
+                                                   : nullptr;
+  for (PyMethodDef *def = table; def && def->ml_name; ++def)
+    if (std::strcmp(def->ml_name, p.name) == 0) return def;
+  if (p.owner == Owner::Function && function && PyCFunction_Check(function))
+    return reinterpret_cast<PyCFunctionObject *>(function)->m_ml;
+  return nullptr;
 }
 
 // NumPy's method table is static data; make sure its page is writable.
@@ -123,14 +157,14 @@ bool set_method(PyMethodDef *def, PyCFunction fn) {
 
 }  // namespace
 
-bool patch_ufunc_method(const char *name, PyObject *handler) {
+bool patch_method(const char *name, PyObject *handler, PyObject *function) {
   for (int i = 0; i < kMethods; ++i) {
     Patched &p = g_methods[i];
     if (std::strcmp(p.name, name) != 0) continue;
     if (!p.def) {
-      for (PyMethodDef *def = PyUFunc_Type.tp_methods; def && def->ml_name; ++def)
-        if (std::strcmp(def->ml_name, name) == 0) p.def = def;
-      if (!p.def || !(p.def->ml_flags & METH_KEYWORDS)) {
+      p.def = find_def(p, function);
+      if (!p.def || !(p.def->ml_flags & METH_KEYWORDS) ||
+          std::strcmp(p.def->ml_name, name) != 0) {
         p.def = nullptr;
         return false;
       }
@@ -144,7 +178,7 @@ bool patch_ufunc_method(const char *name, PyObject *handler) {
   return false;
 }
 
-void unpatch_ufunc_methods() {
+void unpatch_methods() {
   for (Patched &p : g_methods) {
     if (p.def && p.original) set_method(p.def, p.original);
     Py_CLEAR(p.handler);
@@ -156,8 +190,35 @@ void unpatch_ufunc_methods() {
 namespace npvk_shim {
 namespace {
 
+// Views of the input and the result, or the reason there are none.
+const char *operand_views(PyObject *array, int in_code, PyObject *result, int out_code,
+                          npvk_view *in, npvk_view *out) {
+  if (managed_array_view(array, npvk_dtype(in_code), in) != NPVK_SUCCESS ||
+      managed_array_view(result, npvk_dtype(out_code), out) != NPVK_SUCCESS)
+    return "unmanaged operand";
+  return nullptr;
+}
+
+}  // namespace
+
+const char *status_reason(npvk_status st) {
+  if (st == NPVK_SUCCESS) return nullptr;
+  return st == NPVK_ERR_BAD_DTYPE || st == NPVK_ERR_UNSUPPORTED ? "dtype" : "device error";
+}
+
+PyObject *op_result(const char *reason, std::initializer_list<npvk_view> views) {
+  for (npvk_view v : views)
+    if (v.id) npvk_view_release(v);
+  if (!reason) {
+    count_device_op();
+    Py_RETURN_NONE;
+  }
+  return PyUnicode_FromString(reason);
+}
+
 // A view of an ndarray whose data lies in managed memory.
-npvk_status array_view(PyArrayObject *a, npvk_dtype dtype, npvk_view *out) {
+npvk_status managed_array_view(PyObject *array, npvk_dtype dtype, npvk_view *out) {
+  PyArrayObject *a = reinterpret_cast<PyArrayObject *>(array);
   const int nd = PyArray_NDIM(a);
   int64_t shape[NPY_MAXDIMS], strides[NPY_MAXDIMS];
   for (int d = 0; d < nd; ++d) {
@@ -166,8 +227,6 @@ npvk_status array_view(PyArrayObject *a, npvk_dtype dtype, npvk_view *out) {
   }
   return npvk_managed_view(PyArray_DATA(a), dtype, uint32_t(nd), shape, strides, out);
 }
-
-}  // namespace
 
 PyObject *py_device_reduce(PyObject *, PyObject *args) {
   int op = 0, in_code = 0, out_code = 0;
@@ -182,32 +241,30 @@ PyObject *py_device_reduce(PyObject *, PyObject *args) {
     axis_list[k] = uint32_t(PyLong_AsUnsignedLong(PyTuple_GET_ITEM(axes, k)));
   if (PyErr_Occurred()) return nullptr;
   npvk_view in{0}, out{0}, init{0};
-  const char *reason = nullptr;
-  if (array_view(reinterpret_cast<PyArrayObject *>(array), npvk_dtype(in_code), &in) !=
-          NPVK_SUCCESS ||
-      array_view(reinterpret_cast<PyArrayObject *>(result), npvk_dtype(out_code), &out) !=
-          NPVK_SUCCESS)
-    reason = "unmanaged operand";
+  const char *reason = operand_views(array, in_code, result, out_code, &in, &out);
   if (!reason && initial != Py_None) {
     if (!PyBytes_Check(initial) ||
         npvk_view_create_scalar(context(), npvk_dtype(out_code), PyBytes_AS_STRING(initial),
                                 &init) != NPVK_SUCCESS)
       reason = "initial";
   }
-  if (!reason) {
-    npvk_status st = npvk_reduce(context(), npvk_op(op), in, uint32_t(naxes), axis_list, init, out);
-    if (st == NPVK_ERR_BAD_DTYPE || st == NPVK_ERR_UNSUPPORTED)
-      reason = "dtype";
-    else if (st != NPVK_SUCCESS)
-      reason = "device error";
-  }
-  for (npvk_view v : {in, out, init})
-    if (v.id) npvk_view_release(v);
-  if (!reason) {
-    count_device_op();
-    Py_RETURN_NONE;
-  }
-  return PyUnicode_FromString(reason);
+  if (!reason)
+    reason = status_reason(
+        npvk_reduce(context(), npvk_op(op), in, uint32_t(naxes), axis_list, init, out));
+  return op_result(reason, {in, out, init});
+}
+
+PyObject *py_device_accumulate(PyObject *, PyObject *args) {
+  int op = 0, in_code = 0, out_code = 0;
+  unsigned axis = 0;
+  PyObject *array = nullptr, *result = nullptr;
+  if (!PyArg_ParseTuple(args, "iO!iO!iI", &op, &PyArray_Type, &array, &in_code, &PyArray_Type,
+                        &result, &out_code, &axis))
+    return nullptr;
+  npvk_view in{0}, out{0};
+  const char *reason = operand_views(array, in_code, result, out_code, &in, &out);
+  if (!reason) reason = status_reason(npvk_accumulate(context(), npvk_op(op), in, axis, out));
+  return op_result(reason, {in, out});
 }
 
 }  // namespace npvk_shim

@@ -141,3 +141,28 @@ TEST_F(Reduce, BadInputIsAnError) {
 
 }  // namespace
 }  // namespace npvk_test
+
+namespace npvk_test {
+namespace {
+
+// Scans run each line in order: float results equal a sequential loop's
+// bit for bit, long lines included.
+TEST_F(Reduce, AccumulateIsSequential) {
+  const int64_t n = 100000;
+  std::vector<double> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[size_t(i)] = 0.1 * double(i % 13) + 1.0;
+  Buffer xb = MakeBuffer(ctx(), x);
+  Buffer ob = MakeBuffer(ctx(), std::vector<double>(size_t(n)));
+  NPVK_ASSERT_OK(npvk_accumulate(ctx(), NPVK_OP_ADD, MakeView1D(xb, NPVK_FLOAT64, n).get(), 0,
+                                 MakeView1D(ob, NPVK_FLOAT64, n).get()));
+  std::vector<double> got = Read<double>(ob);
+  double acc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    acc = i == 0 ? x[0] : acc + x[size_t(i)];
+    ASSERT_EQ(got[size_t(i)], acc)
+        << i << " next " << got[size_t(i) + 1] << " prev " << got[size_t(i) - 1];
+  }
+}
+
+}  // namespace
+}  // namespace npvk_test

@@ -154,19 +154,29 @@ def test_dtype_and_initial():
     assert actual == expected == 1e6
 
 
+def warnings_of(fn, x, enabled):
+    """fn(x)'s result and the messages of the warnings it raised, with npvk on
+    (x copied into managed memory; pending errors reported by a later ufunc
+    call, as a program would see them) or off."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if not enabled:
+            result = fn(x)
+        else:
+            with npvk_enabled(min_bytes=0):
+                y = np.array(x)
+                result = fn(y)
+                npvk.sync()
+                np.add(y[:1], 1.0)
+    return result, [str(w.message) for w in caught]
+
+
 def test_overflow_warns_like_numpy():
     x = np.full(BIG, 1e305)
-    with warnings.catch_warnings(record=True) as plain:
-        warnings.simplefilter("always")
-        expected = np.add.reduce(x)
-    with npvk_enabled(min_bytes=0):
-        y = np.array(x)
-        with warnings.catch_warnings(record=True) as device:
-            warnings.simplefilter("always")
-            actual = np.add.reduce(y)
+    expected, plain = warnings_of(np.add.reduce, x, enabled=False)
+    actual, device = warnings_of(np.add.reduce, x, enabled=True)
     assert actual == expected == np.inf
-    assert [str(w.message) for w in device] == [str(w.message) for w in plain] == [
-        "overflow encountered in reduce"]
+    assert device == plain == ["overflow encountered in reduce"]
 
 
 def test_what_npvk_leaves_to_numpy_is_counted_and_equal():
@@ -205,3 +215,50 @@ def test_results_stay_on_the_device():
     assert total == (x.sum(axis=0) * 2.0).max() or abs(total - (x.sum(axis=0) * 2).max()) < 1e-9
     synced = sum(after.values()) - sum(before.values())
     assert synced == 1, (before, after)
+
+
+# ---------------------------------------------------------------------------
+# ufunc.accumulate: each line is scanned in order, so every result, float
+# ones included, equals NumPy's bit for bit.
+
+SCANS = ([("add", d) for d in ("?", "i1", "u2", "i4", "i8", "u8", "f4", "f8")] +
+         [("multiply", d) for d in ("i4", "f8")] +
+         [("maximum", d) for d in ("i2", "f4", "f8")] +
+         [("minimum", "u1"), ("fmin", "f8"), ("logical_or", "?"), ("bitwise_xor", "u4")])
+
+
+@pytest.mark.parametrize("ufunc,dtype", SCANS)
+def test_accumulate_matches_numpy(ufunc, dtype):
+    # 70 000 elements: longer than one lavapipe loop may run, so the line is
+    # scanned by several dispatches in turn.
+    x = values(dtype, 70_000, seed=11, near_one=ufunc == "multiply")
+    fn = getattr(np, ufunc).accumulate
+    actual, expected, fallbacks = run_both(fn, x)
+    assert not fallbacks, fallbacks
+    assert_same(actual, expected)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_accumulate_axes_and_methods(axis):
+    x = values("f8", (20, 30, 40), seed=12)
+    for fn in (lambda a: np.add.accumulate(a, axis=axis), lambda a: a.cumsum(axis=axis),
+               lambda a: np.cumprod(a[:, ::-2] * 1e-2, axis=axis),
+               lambda a: np.maximum.accumulate(a.T, axis=axis)):
+        actual, expected, _ = run_both(fn, x)
+        assert_same(actual, expected)
+    actual, expected, _ = run_both(lambda a: a.cumsum(), x)  # flattened
+    assert_same(actual, expected)
+
+
+def test_accumulate_dtypes_and_warnings():
+    x = values("i1", 5000, seed=13)
+    for fn in (np.cumsum, lambda a: np.add.accumulate(a), lambda a: np.cumsum(a, dtype="f4"),
+               lambda a: np.add.accumulate(a, dtype="i1")):
+        actual, expected, fallbacks = run_both(fn, x)
+        assert not fallbacks, fallbacks
+        assert_same(actual, expected)
+    big = np.full(5000, 1e305)
+    expected, plain = warnings_of(np.add.accumulate, big, enabled=False)
+    actual, device = warnings_of(np.add.accumulate, big, enabled=True)
+    assert_same(actual, expected)
+    assert device == plain == ["overflow encountered in accumulate"]

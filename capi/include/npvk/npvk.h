@@ -320,7 +320,9 @@ typedef enum npvk_fp_flags {
   NPVK_FP_INVALID = 8,
   /* Not an exception: set with the others when they came from a reduction
    * (npvk_reduce), which NumPy reports as "... encountered in reduce". */
-  NPVK_FP_IN_REDUCE = 256
+  NPVK_FP_IN_REDUCE = 256,
+  /* ... from an accumulation (npvk_accumulate): "... encountered in accumulate". */
+  NPVK_FP_IN_ACCUMULATE = 512
 } npvk_fp_flags;
 
 typedef struct npvk_fp_error {
@@ -486,6 +488,17 @@ NPVK_API npvk_status npvk_binary(npvk_context ctx, npvk_op op, npvk_view a, npvk
  */
 NPVK_API npvk_status npvk_reduce(npvk_context ctx, npvk_op op, npvk_view in, uint32_t naxes,
                                  const uint32_t *axes, npvk_view initial, npvk_view out);
+
+/*
+ * Accumulate `in` along `axis` with a binary op into `out`, as NumPy's
+ * ufunc.accumulate does: out[..., 0, ...] = in[..., 0, ...] and each later
+ * element combines the previous result with the next input. The ops and
+ * dtypes are those of npvk_reduce; `out` has in's shape (any strides) and
+ * may be `in` itself (same view) but must not otherwise overlap it. Each line
+ * is scanned in order, so every result, float ones included, equals NumPy's.
+ */
+NPVK_API npvk_status npvk_accumulate(npvk_context ctx, npvk_op op, npvk_view in, uint32_t axis,
+                                     npvk_view out);
 
 /* ---- managed memory ------------------------------------------------------
  *

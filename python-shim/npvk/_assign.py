@@ -1,0 +1,186 @@
+"""Copies on the device: slice assignment ``a[index] = value`` for a large
+managed ndarray ``a`` and a basic index (python-shim/src/assign.cpp routes it
+here), ``ndarray.copy``, ``ndarray.astype`` and ``np.copyto``
+(python-shim/src/ufunc_methods.cpp).
+
+The copy is recorded as a cast into the view ``a[index]`` (which NumPy makes
+without touching the data), so the destination's pages stay on the device and
+the copy fuses with the computation of ``value``. Overlapping source and
+destination (``a[1:] = a[:-1]``) go through a temporary, as NumPy's copy
+semantics require. Casts that NumPy checks for floating-point errors (float to
+integer, float64 to float32) and values NumPy converts with its own checks
+(out-of-range Python integers, lists) are left to NumPy, counted under
+``npvk.stats()["ops_fallback"]["setitem"]``.
+"""
+
+import numpy as _np
+
+from . import _observe
+
+_native = None
+_codes = None
+_MAX_UPLOAD = 1 << 20  # unmanaged values up to this size are copied into managed memory first
+_F4_MAX = float(_np.finfo(_np.float32).max)
+
+
+class _Decline(Exception):
+    pass
+
+
+def install(native, dtype_code):
+    global _native, _codes
+    _native = native
+    _codes = dtype_code
+    native.patch_assignment(setitem)
+    native.patch_method("copy", _method(_copy_method, "copy"))
+    native.patch_method("astype", _method(_astype, "astype"))
+    native.patch_method("copyto", _method(_copyto, "copyto"), _np.core._multiarray_umath.copyto)
+
+
+def uninstall():
+    if _native is not None:
+        _native.unpatch_assignment()
+
+
+def _method(fn, name):
+    """A handler for src/ufunc_methods.cpp: fn(self, *args, **kwargs), or
+    NotImplemented (counted) when NumPy should run the call."""
+    def handler(self, args, kwargs):
+        try:
+            result = fn(self, *args, **(kwargs or {}))
+        except _Decline as why:
+            _native.count_fallback(name, str(why))
+            if _observe.watching:
+                _observe.note(name, str(why), (self,))
+            return NotImplemented
+        except (TypeError, ValueError):
+            return NotImplemented  # NumPy raises its own error
+        if _observe.watching:
+            _observe.note(name, None, (self,))
+        return result
+    return handler
+
+
+def _c_ordered(a):
+    strides = [s for s, n in zip(a.strides, a.shape) if n > 1]
+    return all(s > 0 for s in strides) and strides == sorted(strides, reverse=True)
+
+
+def _copy_into_new(array, dtype, order):
+    if array.ndim == 0:
+        raise _Decline("0-d")
+    # NumPy lays out a 'K' or 'A' copy of a C-ordered array in C order too.
+    if order != "C" and not (order in ("K", "A") and _c_ordered(array)):
+        raise _Decline("order")
+    result = _managed(_np.empty, array.shape, dtype)
+    _copy(array, result)
+    return result
+
+
+def _copy_method(array, order="C"):
+    return _copy_into_new(array, array.dtype, order)
+
+
+def _astype(array, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    dt = _np.dtype(dtype)
+    if not copy and dt == array.dtype:
+        raise _Decline("no copy")  # NumPy returns the array itself
+    if casting != "unsafe" and not _np.can_cast(array.dtype, dt, casting):
+        raise _Decline("casting")  # NumPy raises
+    return _copy_into_new(array, dt, order)
+
+
+def _copyto(module, dst, src, casting="same_kind", where=True):
+    if where is not True:
+        raise _Decline("where")
+    if type(src) is not _np.ndarray or type(dst) is not _np.ndarray:
+        raise _Decline("value")
+    if not _np.can_cast(src.dtype, dst.dtype, casting):
+        raise _Decline("casting")  # NumPy raises
+    _copy(src, dst)
+
+
+def _checked_cast(src, dst):
+    """Whether NumPy casts src to dst without checking for FP errors."""
+    if src == dst:
+        return
+    if src.kind == "f" and (dst.kind in "iu" or dst.itemsize < src.itemsize):
+        raise _Decline("cast")
+
+
+def _code(dt):
+    code = _codes(dt) if dt.byteorder in "=|" else None
+    if code is None:
+        raise _Decline("dtype")
+    return code
+
+
+def _managed(make, *args):
+    saved = _native.force_managed(True)
+    try:
+        return make(*args)
+    finally:
+        _native.force_managed(saved)
+
+
+def _copy(value, view):
+    _checked_cast(value.dtype, view.dtype)
+    if _np.broadcast_shapes(value.shape, view.shape) != view.shape:
+        raise _Decline("shape")
+    src_code, dst_code = _code(value.dtype), _code(view.dtype)
+    reason = _native.copy(value, src_code, view, dst_code)
+    if reason == "unmanaged operand" and value.nbytes <= _MAX_UPLOAD:
+        # A small host array: upload it rather than sync the destination.
+        value = _managed(_np.array, value)
+        reason = _native.copy(value, src_code, view, dst_code)
+    elif reason == "overlap":
+        tmp = _managed(_np.empty, value.shape, value.dtype)
+        reason = _native.copy(value, src_code, tmp, src_code) or \
+            _native.copy(tmp, src_code, view, dst_code)
+    if reason is not None:
+        raise _Decline(reason)
+
+
+def _fill(value, view):
+    dst = view.dtype
+    if isinstance(value, _np.generic):
+        _checked_cast(value.dtype, dst)
+    elif dst.kind in "iu":
+        if isinstance(value, float):
+            raise _Decline("cast")
+        info = _np.iinfo(dst)
+        if not info.min <= value <= info.max:
+            raise _Decline("range")
+    elif dst == _np.float32 and isinstance(value, float) and \
+            abs(value) > _F4_MAX and value == value and abs(value) != float("inf"):
+        raise _Decline("range")
+    code = _code(dst)
+    # A NumPy scalar, not a 0-d array: converting one of those would be
+    # device work (and a sync) when npvk manages every array.
+    reason = _native.fill(view, code, dst.type(value).tobytes(), code)
+    if reason is not None:
+        raise _Decline(reason)
+
+
+def setitem(array, index, value):
+    """True when the assignment was recorded on the device."""
+    try:
+        view = array[index]
+        if type(view) is not _np.ndarray or view.size == 0:
+            return False
+        if type(value) is _np.ndarray:
+            _copy(value, view)
+        elif isinstance(value, (bool, int, float, _np.bool_, _np.integer, _np.floating)):
+            _fill(value, view)
+        else:
+            raise _Decline("value")
+        if _observe.watching:
+            _observe.note("setitem", None, (view,))
+        return True
+    except _Decline as why:
+        _native.count_fallback("setitem", str(why))
+        if _observe.watching:
+            _observe.note("setitem", str(why), (array,))
+        return False
+    except (TypeError, ValueError, IndexError):
+        return False  # NumPy raises its own error for the same assignment

@@ -1,0 +1,121 @@
+// Slice assignment (`a[i:j] = b`, `a[...] = 0`) on the device.
+//
+// NumPy copies into a view with its own dtype-transfer loops, not a ufunc, so
+// the host would write the destination's pages: a fault and a flush per
+// assignment, every time step of a stencil code. The shim takes over the
+// ndarray type's mp_ass_subscript slot (what `a[index] = value` calls) for
+// exact ndarrays in managed memory with a basic index (slices, Ellipsis,
+// integers, None); npvk/_assign.py records the copy, or declines and NumPy
+// assigns as always.
+#include <cstring>
+
+#include "numpy_api.hpp"
+#include "shim.hpp"
+
+namespace npvk_shim {
+namespace {
+
+objobjargproc g_original_assign = nullptr;
+PyObject *g_assign_handler = nullptr;  // handler(array, index, value) -> bool
+
+bool basic_item(PyObject *item) {
+  return PySlice_Check(item) || item == Py_Ellipsis || item == Py_None || PyLong_CheckExact(item);
+}
+
+// An index that selects a view of more than one element without copying.
+bool basic_index(PyObject *index, int ndim) {
+  if (PySlice_Check(index) || index == Py_Ellipsis) return true;
+  if (PyLong_CheckExact(index)) return ndim > 1;  // a row
+  if (!PyTuple_CheckExact(index)) return false;
+  const Py_ssize_t n = PyTuple_GET_SIZE(index);
+  Py_ssize_t ints = 0;
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject *item = PyTuple_GET_ITEM(index, k);
+    if (!basic_item(item)) return false;
+    ints += PyLong_CheckExact(item);
+  }
+  return ints < ndim;  // all axes fixed: one element, NumPy's business
+}
+
+bool managed_and_large(PyObject *obj) {
+  if (!PyArray_CheckExact(obj)) return false;
+  void *data = PyArray_DATA(reinterpret_cast<PyArrayObject *>(obj));
+  int found = 0;
+  void *base = nullptr;
+  uint64_t size = 0;
+  return data && npvk_managed_lookup(data, &found, &base, &size) == NPVK_SUCCESS && found &&
+         size >= settings().min_bytes;
+}
+
+int assign_subscript(PyObject *self, PyObject *index, PyObject *value) {
+  if (value && g_assign_handler && settings().enabled && !settings().strict_errors &&
+      managed_and_large(self) &&
+      basic_index(index, PyArray_NDIM(reinterpret_cast<PyArrayObject *>(self)))) {
+    PyObject *done = PyObject_CallFunctionObjArgs(g_assign_handler, self, index, value, nullptr);
+    if (!done) return -1;
+    const bool recorded = done == Py_True;
+    Py_DECREF(done);
+    if (recorded) return 0;
+  }
+  return g_original_assign(self, index, value);
+}
+
+// Records dst = cast(src) and releases both views: None, or the reason not.
+PyObject *record_cast(npvk_view src, npvk_view dst, const char *reason) {
+  if (!reason) {
+    npvk_status st = npvk_unary(context(), NPVK_OP_CAST, src, dst);
+    reason = st == NPVK_ERR_INVALID_ARGUMENT ? "overlap" : status_reason(st);
+  }
+  return op_result(reason, {src, dst});
+}
+
+}  // namespace
+
+void patch_assignment(PyObject *handler) {
+  PyMappingMethods *mapping = PyArray_Type.tp_as_mapping;
+  if (!mapping) return;
+  if (!g_original_assign) g_original_assign = mapping->mp_ass_subscript;
+  mapping->mp_ass_subscript = assign_subscript;
+  Py_XINCREF(handler);
+  Py_XSETREF(g_assign_handler, handler);
+}
+
+void unpatch_assignment() {
+  if (g_original_assign) PyArray_Type.tp_as_mapping->mp_ass_subscript = g_original_assign;
+  Py_CLEAR(g_assign_handler);
+}
+
+PyObject *py_device_copy(PyObject *, PyObject *args) {
+  PyObject *src = nullptr, *dst = nullptr;
+  int src_code = 0, dst_code = 0;
+  if (!PyArg_ParseTuple(args, "O!iO!i", &PyArray_Type, &src, &src_code, &PyArray_Type, &dst,
+                        &dst_code))
+    return nullptr;
+  npvk_view in{0}, out{0};
+  const char *reason = nullptr;
+  if (managed_array_view(src, npvk_dtype(src_code), &in) != NPVK_SUCCESS ||
+      managed_array_view(dst, npvk_dtype(dst_code), &out) != NPVK_SUCCESS)
+    reason = "unmanaged operand";
+  return record_cast(in, out, reason);
+}
+
+PyObject *py_device_fill(PyObject *, PyObject *args) {
+  PyObject *dst = nullptr;
+  int dst_code = 0, value_code = 0;
+  const char *bytes = nullptr;
+  Py_ssize_t length = 0;
+  if (!PyArg_ParseTuple(args, "O!iy#i", &PyArray_Type, &dst, &dst_code, &bytes, &length,
+                        &value_code))
+    return nullptr;
+  npvk_view in{0}, out{0};
+  const char *reason = nullptr;
+  uint64_t value = 0;
+  std::memcpy(&value, bytes, size_t(std::min<Py_ssize_t>(length, 8)));
+  if (npvk_view_create_scalar(context(), npvk_dtype(value_code), &value, &in) != NPVK_SUCCESS)
+    reason = "scalar";
+  else if (managed_array_view(dst, npvk_dtype(dst_code), &out) != NPVK_SUCCESS)
+    reason = "unmanaged operand";
+  return record_cast(in, out, reason);
+}
+
+}  // namespace npvk_shim

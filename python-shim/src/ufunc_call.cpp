@@ -1,0 +1,201 @@
+// Whole N-d ufunc calls on the device, for the calls NumPy would cut into
+// buffered chunks.
+//
+// An elementwise op on strided N-d views (a stencil's `g[:-2, 1:-1] +
+// g[2:, 1:-1]`) cannot be coalesced into one inner loop; NumPy's iterator then
+// copies 8192-element chunks into buffers of its own and calls the loop on
+// those, so the replaced loop sees unmanaged memory and every chunk falls
+// back, reading the device's pages on the host. Such calls are taken whole
+// here, before NumPy's iterator runs: the output is allocated like NumPy's
+// and one npvk operation covers the full N-d views.
+//
+// Only calls whose result NumPy would type and lay out in exactly the same
+// way are taken: float32 or float64 arrays of one dtype (native order, no
+// negative strides), Python or NumPy float scalars that fit that dtype, no
+// keyword arguments, and a loop of exactly that dtype found first by NumPy's
+// own search order. Everything else goes to NumPy unchanged.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "numpy_api.hpp"
+#include "shim.hpp"
+
+namespace npvk_shim {
+namespace {
+
+constexpr int kMaxInputs = 3;
+
+bool c_ordered(PyArrayObject *a) {
+  npy_intp last = NPY_MAX_INTP;
+  for (int d = 0; d < PyArray_NDIM(a); ++d) {
+    if (PyArray_DIM(a, d) == 1) continue;
+    const npy_intp s = PyArray_STRIDE(a, d);
+    if (s < 0 || s > last) return false;
+    last = s;
+  }
+  return true;
+}
+
+bool managed(PyArrayObject *a, uint64_t *size) {
+  int found = 0;
+  void *base = nullptr;
+  return npvk_managed_lookup(PyArray_DATA(a), &found, &base, size) == NPVK_SUCCESS && found;
+}
+
+// The first loop NumPy's default type resolution would pick for inputs of
+// type `t`, if it is exactly (t, ..., t) -> out.
+bool exact_first_loop(PyUFuncObject *uf, int t, int *out) {
+  const int nargs = uf->nin + uf->nout;
+  for (int i = 0; i < uf->ntypes; ++i) {
+    const char *types = uf->types + i * nargs;
+    bool all_safe = true, exact = true;
+    for (int k = 0; k < uf->nin; ++k) {
+      all_safe = all_safe && PyArray_CanCastSafely(t, types[k]);
+      exact = exact && types[k] == t;
+    }
+    if (!all_safe) continue;
+    if (exact) *out = types[uf->nin];
+    return exact;
+  }
+  return false;
+}
+
+}  // namespace
+
+PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargsf,
+                         PyObject *kwnames, bool *taken) {
+  *taken = false;
+  PyUFuncObject *uf = reinterpret_cast<PyUFuncObject *>(callable);
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  // An output may come as the last positional argument: NumPy's temporary
+  // elision turns `t + x`, for a temporary t, into add(t, x, t).
+  PyObject *out = nargs == uf->nin + 1 ? args[uf->nin] : nullptr;
+  if (!settings().enabled || settings().strict_errors || kwnames || uf->nout != 1 ||
+      (nargs != uf->nin && !out) || uf->nin > kMaxInputs || uf->core_enabled)
+    return nullptr;
+  if (out &&
+      (!PyArray_CheckExact(out) || !PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject *>(out))))
+    return nullptr;
+  // Which arrays there are, their common dtype, and whether NumPy would
+  // need its buffers: some array is N-d and not contiguous, or shapes differ.
+  int type = -1, ndim = 0;
+  bool needs_whole = false;
+  uint64_t largest = 0;
+  PyArrayObject *first = nullptr;
+  const Py_ssize_t nin = uf->nin;
+  for (Py_ssize_t k = 0; k < nin; ++k) {
+    if (!PyArray_CheckExact(args[k])) continue;
+    PyArrayObject *a = reinterpret_cast<PyArrayObject *>(args[k]);
+    const int t = PyArray_TYPE(a);
+    uint64_t size = 0;
+    if ((t != NPY_FLOAT && t != NPY_DOUBLE) || (type >= 0 && t != type) ||
+        !PyArray_ISNBO(PyArray_DESCR(a)->byteorder) || !PyArray_ISALIGNED(a) || !c_ordered(a) ||
+        !managed(a, &size))
+      return nullptr;
+    type = t;
+    largest = std::max(largest, size);
+    if (first && !PyArray_SAMESHAPE(first, a)) needs_whole = true;
+    if (PyArray_NDIM(a) > 1 && !PyArray_IS_C_CONTIGUOUS(a)) needs_whole = true;
+    if (!first || PyArray_NDIM(a) > ndim) first = a;
+    ndim = std::max(ndim, PyArray_NDIM(a));
+  }
+  if (type < 0 || !needs_whole || ndim < 2 || largest < settings().min_bytes) return nullptr;
+  // Scalars: floats (and small integers) that the array's dtype holds, so
+  // that NumPy's value-based casting keeps that dtype.
+  const double most = type == NPY_FLOAT ? double(std::numeric_limits<float>::max())
+                                        : std::numeric_limits<double>::max();
+  double scalar[kMaxInputs] = {};
+  for (Py_ssize_t k = 0; k < nin; ++k) {
+    if (PyArray_CheckExact(args[k])) continue;
+    PyObject *v = args[k];
+    if (!(PyFloat_CheckExact(v) || PyLong_CheckExact(v) || PyArray_IsScalar(v, Floating)))
+      return nullptr;
+    double x = PyFloat_AsDouble(v);
+    if (x == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    const double exact_ints = type == NPY_FLOAT ? 16777216.0 : 9007199254740992.0;
+    if ((PyLong_CheckExact(v) && std::fabs(x) > exact_ints) ||
+        (std::isfinite(x) && std::fabs(x) > most))
+      return nullptr;
+    if (PyArray_IsScalar(v, LongDouble)) return nullptr;
+    scalar[k] = x;
+  }
+  int out_type = 0;
+  npvk_op op = NPVK_OP_ADD;
+  if (!exact_first_loop(uf, type, &out_type) || !device_loop_for(callable, type, out_type, &op))
+    return nullptr;
+
+  // The broadcast shape, as NumPy aligns shapes at the last dimension.
+  npy_intp shape[NPY_MAXDIMS];
+  for (int d = 0; d < ndim; ++d) shape[d] = 1;
+  for (Py_ssize_t k = 0; k < nin; ++k) {
+    if (!PyArray_CheckExact(args[k])) continue;
+    PyArrayObject *a = reinterpret_cast<PyArrayObject *>(args[k]);
+    for (int j = 0; j < PyArray_NDIM(a); ++j) {
+      const int d = ndim - PyArray_NDIM(a) + j;
+      const npy_intp e = PyArray_DIM(a, j);
+      if (e == shape[d] || e == 1) continue;
+      if (shape[d] != 1) return nullptr;  // NumPy raises its own error
+      shape[d] = e;
+    }
+  }
+  PyObject *result = out;
+  if (out) {
+    // NumPy's rules for a given output: exactly the broadcast shape here
+    // (anything else: NumPy decides), the loop's dtype, managed memory.
+    PyArrayObject *o = reinterpret_cast<PyArrayObject *>(out);
+    uint64_t size = 0;
+    if (PyArray_NDIM(o) != ndim || PyArray_TYPE(o) != out_type || !PyArray_ISALIGNED(o) ||
+        !managed(o, &size))
+      return nullptr;
+    for (int d = 0; d < ndim; ++d)
+      if (PyArray_DIM(o, d) != shape[d]) return nullptr;
+    Py_INCREF(out);
+  }
+  report_fp_errors_from_loop();
+  if (!result) {
+    const bool saved = force_managed(true);
+    result = PyArray_SimpleNew(ndim, shape, out_type);
+    force_managed(saved);
+    if (!result) return nullptr;  // *taken is false: NumPy tries (and reports) itself
+  }
+
+  const npvk_dtype dt = type == NPY_FLOAT ? NPVK_FLOAT32 : NPVK_FLOAT64;
+  const npvk_dtype out_dt = out_type == NPY_BOOL    ? NPVK_BOOL
+                            : out_type == NPY_FLOAT ? NPVK_FLOAT32
+                                                    : NPVK_FLOAT64;
+  npvk_view views[kMaxInputs + 1] = {};
+  bool ok = out_type == NPY_BOOL || out_type == NPY_FLOAT || out_type == NPY_DOUBLE;
+  for (Py_ssize_t k = 0; ok && k < nin; ++k) {
+    if (PyArray_CheckExact(args[k])) {
+      ok = managed_array_view(args[k], dt, &views[k]) == NPVK_SUCCESS;
+    } else {
+      uint64_t bits = 0;
+      if (dt == NPVK_FLOAT32) {
+        const float f = float(scalar[k]);
+        std::memcpy(&bits, &f, sizeof f);
+      } else {
+        std::memcpy(&bits, &scalar[k], sizeof(double));
+      }
+      ok = npvk_view_create_scalar(context(), dt, &bits, &views[k]) == NPVK_SUCCESS;
+    }
+  }
+  ok = ok && managed_array_view(result, out_dt, &views[nin]) == NPVK_SUCCESS &&
+       npvk_apply(context(), op, uint32_t(nin), views, 1, &views[nin]) == NPVK_SUCCESS;
+  for (npvk_view v : views)
+    if (v.id) npvk_view_release(v);
+  if (!ok) {
+    Py_DECREF(result);
+    return nullptr;
+  }
+  count_device_op();
+  if (observing().any.load(std::memory_order_relaxed))
+    note_loop(uf->name, nullptr, int64_t(PyArray_SIZE(reinterpret_cast<PyArrayObject *>(result))));
+  *taken = true;
+  return result;
+}
+
+}  // namespace npvk_shim

@@ -1,0 +1,211 @@
+"""Slice assignment on the device (``a[index] = value``), against plain NumPy
+in the same test: results bit-identical (a copy or a cast rounds exactly as
+NumPy's), overlapping source and destination as if copied first, and the
+destination's pages never handed back to the host on the way."""
+
+from operator import setitem  # a[index] = value (a.__setitem__ would bypass the slot)
+
+import numpy as np
+import pytest
+
+import npvk
+from npvk_testlib import StatsDelta, assert_same, npvk_enabled
+
+N = 200_000
+
+
+def run_both(scenario):
+    expected = scenario()
+    with npvk_enabled(min_bytes=0):
+        delta = StatsDelta()
+        actual = scenario()
+        npvk.sync()
+        fallbacks = delta.fallback_table()
+        faults = delta.now()["host_syncs"]["fault"] - delta.start["host_syncs"]["fault"]
+    return actual, expected, fallbacks, faults
+
+
+CASES = {
+    "slice_from_array": lambda a, b: setitem(a, slice(10, -10), b[20:]),
+    "strided": lambda a, b: setitem(a, slice(None, None, 3), b[: (N + 2) // 3]),
+    "reversed": lambda a, b: setitem(a, slice(None, None, -1), b),
+    "scalar_float": lambda a, b: setitem(a, slice(5, 100), 2.5),
+    "scalar_int": lambda a, b: setitem(a, Ellipsis, 7),
+    "numpy_scalar": lambda a, b: setitem(a, slice(None), np.float32(1.25)),
+    "overlap_right": lambda a, b: setitem(a, slice(1, None), a[:-1]),
+    "overlap_left": lambda a, b: setitem(a, slice(None, -1), a[1:]),
+    "cast_int_to_float": lambda a, b: setitem(a, slice(None), b.astype(np.int32)),
+    "small_host_value": lambda a, b: setitem(a, slice(0, 50), np.arange(50.0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_1d_assignment_matches_numpy(case):
+    def scenario():
+        a = np.arange(N, dtype=np.float64) * 0.5
+        b = np.sqrt(np.arange(N, dtype=np.float64))
+        CASES[case](a, b)
+        return a
+
+    actual, expected, fallbacks, faults = run_both(scenario)
+    assert_same(actual, expected)
+    assert set(fallbacks) <= {"astype"}, fallbacks  # float64 to int32: NumPy's cast
+    assert faults <= 1  # reading the result at the end, nothing before
+
+
+def test_2d_stencil_matches_numpy():
+    def scenario():
+        g = np.arange(400 * 500, dtype=np.float64).reshape(400, 500) % 17
+        for _ in range(3):
+            g[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+            g[0, :] = 1.0
+            g[:, -1] = g[:, -2]
+        return g
+
+    actual, expected, fallbacks, _ = run_both(scenario)
+    assert_same(actual, expected)
+    assert "setitem" not in fallbacks, fallbacks
+
+
+@pytest.mark.parametrize("dtype", ["?", "i1", "u2", "i4", "u8", "f4", "f8"])
+def test_dtypes(dtype):
+    def scenario():
+        a = np.zeros(N, dtype=dtype)
+        src = (np.arange(N) % 100).astype(dtype)
+        a[::2] = src[::2]
+        a[1::4] = 1
+        return a
+
+    actual, expected, fallbacks, _ = run_both(scenario)
+    assert_same(actual, expected)
+    assert "setitem" not in fallbacks, fallbacks
+
+
+def test_what_numpy_keeps_is_counted_and_equal():
+    cases = {
+        "cast": lambda a: setitem(a, slice(None), np.full(N, 2.7)),  # float to int checks FP
+        "range": lambda a: setitem(a, slice(None), 2 ** 40),  # NumPy's own overflow rules
+        "value": lambda a: setitem(a, slice(0, 3), [1, 2, 3]),  # a list
+    }
+    for reason, fn in cases.items():
+        def scenario():
+            a = np.zeros(N, dtype=np.int32)
+            with np.testing.suppress_warnings() as sup:
+                sup.filter(DeprecationWarning)
+                try:
+                    fn(a)
+                except OverflowError as exc:
+                    return type(exc)
+            return a
+
+        actual, expected, fallbacks, _ = run_both(scenario)
+        if isinstance(expected, np.ndarray):
+            assert_same(actual, expected)
+        else:
+            assert actual is expected
+        if reason != "value":
+            assert fallbacks.get("setitem", {}).get(reason) == 1, (reason, fallbacks)
+
+
+def test_errors_are_numpys():
+    with npvk_enabled(min_bytes=0):
+        a = np.zeros(N)
+        with pytest.raises(ValueError):
+            a[:10] = np.ones(11)
+        with pytest.raises(IndexError):
+            a[:, 1] = 0.0
+        a[3] = 4.0  # one element: NumPy's path
+        assert a[3] == 4.0
+
+
+# ---------------------------------------------------------------------------
+# Whole N-d ufunc calls (python-shim/src/ufunc_call.cpp): elementwise work on
+# strided N-d views, which NumPy would copy through its own buffers, runs on
+# the device as one operation with NumPy's result dtype and layout.
+
+ND_CASES = {
+    "strided_views": lambda g: g[:-2, 1:-1] + g[2:, 1:-1],
+    "elided_temporary": lambda g: g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2],
+    "python_scalar": lambda g: 0.25 * g[::2, 1:],
+    "int_scalar": lambda g: g[1:, ::3] - 3,
+    "broadcast_row": lambda g: g[1:, 1:] * g[0, 1:],
+    "broadcast_column": lambda g: g[1:, 1:] / g[1:, :1],
+    "comparison": lambda g: g[1:, :-1] < g[:-1, 1:],
+    "unary": lambda g: np.sqrt(g[::3, ::2]),
+    "float32": lambda g: g.astype(np.float32)[1:, 1:] * 0.5,
+    "float32_big_scalar": lambda g: g.astype(np.float32)[1:, 1:] * 1e300,  # NumPy: float64
+    "transposed": lambda g: g.T[1:, 1:] + g.T[:-1, :-1],  # left to NumPy's layout rules
+}
+
+
+@pytest.mark.parametrize("case", sorted(ND_CASES))
+def test_nd_strided_calls_match_numpy(case):
+    def scenario():
+        g = (np.arange(300 * 400, dtype=np.float64).reshape(300, 400) % 23) + 1.0
+        return ND_CASES[case](g)
+
+    with np.errstate(over="ignore"):
+        actual, expected, fallbacks, _ = run_both(scenario)
+    assert_same(actual, expected)
+    assert actual.strides == expected.strides
+    fallbacks.pop("astype", None)  # float64 to float32: NumPy's cast
+    if case not in ("transposed", "float32_big_scalar"):  # NumPy's own path, by design
+        assert not fallbacks, fallbacks
+
+
+def test_stencil_time_loop_stays_on_the_device():
+    def scenario():
+        g = np.arange(500 * 600, dtype=np.float64).reshape(500, 600) % 29
+        npvk.sync() if npvk.is_enabled() else None
+        start = npvk.stats()["host_syncs"] if npvk.is_enabled() else None
+        for _ in range(5):
+            g[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+        if npvk.is_enabled():
+            assert npvk.stats()["host_syncs"] == start  # nothing synced inside the loop
+        return g
+
+    actual, expected, fallbacks, _ = run_both(scenario)
+    assert_same(actual, expected)
+    assert not fallbacks, fallbacks
+
+
+# ---------------------------------------------------------------------------
+# ndarray.copy, ndarray.astype and np.copyto on the device.
+
+COPY_CASES = {
+    "copy": lambda a: a.copy(),
+    "copy_of_view": lambda a: a[1::3].copy(),
+    "copy_order_k": lambda a: a[::2].copy(order="K"),
+    "astype_int_to_float": lambda a: a.astype(np.int32).astype(np.float64),
+    "astype_float32_to_64": lambda a: a.astype(np.float32, casting="unsafe").astype(np.float64),
+    "astype_bool": lambda a: a.astype(bool),
+    "copyto": lambda a: (lambda d: (np.copyto(d, a[::-1]), d)[1])(np.zeros_like(a)),
+    "copyto_broadcast": lambda a: (lambda d: (np.copyto(d, a[:1000]), d)[1])(
+        np.zeros((50, 1000))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COPY_CASES))
+def test_copies_match_numpy(case):
+    def scenario():
+        a = np.arange(N, dtype=np.float64) * 0.75 - 1000.0
+        return COPY_CASES[case](a)
+
+    actual, expected, fallbacks, _ = run_both(scenario)
+    assert_same(actual, expected)
+    assert actual.strides == expected.strides
+    # float64 to int32 and to float32 are NumPy's (its casts check FP errors).
+    assert set(fallbacks) <= {"astype"}, fallbacks
+    assert sum(fallbacks.get("astype", {}).values()) <= 1
+
+
+def test_copy_is_lazy():
+    with npvk_enabled(min_bytes=0):
+        a = np.arange(N, dtype=np.float64) * 2.0
+        npvk.sync()
+        before = npvk.stats()["host_syncs"]["fault"]
+        b = a.copy()
+        b[10:20] = 1.0
+        c = b.astype(np.float64) + a
+        assert npvk.stats()["host_syncs"]["fault"] == before
+        assert c[15] == 1.0 + 30.0
