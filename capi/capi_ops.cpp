@@ -86,4 +86,13 @@ NPVK_API npvk_status npvk_accumulate(npvk_context h, npvk_op op, npvk_view in, u
   });
 }
 
+NPVK_API npvk_status npvk_matmul(npvk_context h, npvk_view a, npvk_view b, npvk_view c) {
+  return guarded([&] {
+    auto ctx = get_context(h);
+    std::shared_ptr<View> va = get_view(a), vb = get_view(b), vc = get_view(c);
+    ContextLock lock(ctx->mutex());
+    ctx->matmul(*va, *vb, *vc);
+  });
+}
+
 }  // extern "C"

@@ -767,6 +767,89 @@ void Context::reduce_dispatches(const PlannedKernel &k, uint64_t scratch,
        {read_partials, write_out}, 0, 0);
 }
 
+void Context::matmul(const View &a, const View &b, const View &c) {
+  check_usable();
+  Profiler::Scope scope(profiler_, Phase::Record);
+  if (scope.tracing()) scope.set_args("\"op\":\"matmul\"");
+  for (const View *v : {&a, &b, &c}) {
+    require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
+            "a matmul operand belongs to another context");
+    require(v->scalar || v->buffer->device, NPVK_ERR_INVALID_HANDLE,
+            "a matmul operand refers to freed memory");
+  }
+  MatmulOp op = plan_matmul(a, b, c);
+  require(traits_.float64 || op.dtype != NPVK_FLOAT64, NPVK_ERR_UNSUPPORTED,
+          "matmul: the device lacks shaderFloat64");
+  require((op.k + kMatmulTile - 1) / kMatmulTile <= loop_budget_ / 2, NPVK_ERR_UNSUPPORTED,
+          "matmul: the inner dimension is too long for this device's loop budget");
+  std::vector<int64_t> lo(3), hi(3);
+  const View *views[3] = {&a, &b, &c};
+  for (int v = 0; v < 3; ++v)
+    views[v]->byte_extent(dtype_info(op.dtype).itemsize, lo[size_t(v)], hi[size_t(v)]);
+  for (int v = 0; v < 2; ++v)
+    require(views[v]->buffer != c.buffer || hi[size_t(v)] <= lo[2] || hi[2] <= lo[size_t(v)],
+            NPVK_ERR_INVALID_ARGUMENT, "matmul's output overlaps an input");
+  ++stats_.ops_recorded;
+  if (op.tiles() == 0) return;
+  if (op.k == 0) {
+    // An empty sum: zeros, as NumPy gives.
+    View zero;
+    zero.ctx = shared_from_this();
+    zero.dtype = op.dtype;
+    zero.scalar = true;
+    --stats_.ops_recorded;
+    record(NPVK_OP_CAST, {&zero, &c}, 1, false);
+    return;
+  }
+  for (int v = 0; v < 3; ++v)
+    if (views[v]->buffer->managed && observer_)
+      observer_->before_use(*views[v]->buffer, v == 2);
+  RecordedOp rec;
+  rec.spec.op = NPVK_OP_MULTIPLY;
+  rec.spec.nin = 2;
+  rec.spec.nout = 1;
+  for (int v = 0; v < 3; ++v) rec.spec.operands[v].dtype = op.dtype;
+  rec.operands = {a, b, c};
+  rec.lo = std::move(lo);
+  rec.hi = std::move(hi);
+  rec.space.count = op.tiles();
+  rec.matmul = std::make_shared<const MatmulOp>(std::move(op));
+  if (c.buffer->host && !c.buffer->zero_copy) c.buffer->device_newer = true;
+  pending_.push_back(std::move(rec));
+  if (pending_.size() >= kMaxPendingOps) flush();
+}
+
+void Context::matmul_dispatches(const PlannedKernel &k, std::vector<vk::Dispatch> &batch) {
+  const MatmulOp &op = *k.matmul;
+  const Kernel &kernel = kernel_for(op.key(), [&] { return generate_matmul_glsl(op); });
+  std::vector<int64_t> meta = {op.a_strides[0], op.a_strides[1], op.b_strides[0],
+                               op.b_strides[1], op.c_strides[0], op.c_strides[1]};
+  meta.insert(meta.end(), op.batch_shape.begin(), op.batch_shape.end());
+  for (const std::vector<int64_t> &strides : op.batch_strides)
+    meta.insert(meta.end(), strides.begin(), strides.end());
+  const uint64_t tiles = uint64_t(op.tiles());
+  const uint64_t limit = device_->info().max_workgroup_count_x;
+  for (uint64_t first = 0; first < tiles; first += limit) {
+    vk::Dispatch d;
+    d.pipeline = kernel.pipeline;
+    for (int v = 0; v < 3; ++v) {
+      const View &view = *k.slots[size_t(v)].view;
+      d.push.operand[v] = view.buffer->device->address() + view.offset;
+      d.accesses.push_back({view.buffer.get(), uint64_t(k.slots[size_t(v)].lo),
+                            uint64_t(k.slots[size_t(v)].hi), v == 2});
+    }
+    d.push.operand[3] = uint64_t(op.m);
+    d.push.operand[4] = uint64_t(op.k);
+    d.push.operand[5] = uint64_t(op.n);
+    d.push.operand[6] = first;
+    d.push.count = std::min(limit, tiles - first);
+    d.push.tables = tables_->address();
+    d.meta = meta;
+    d.groups = uint32_t(d.push.count);
+    batch.push_back(std::move(d));
+  }
+}
+
 void Context::flush() {
   if (pending_.empty()) return;
   check_usable();
@@ -816,6 +899,8 @@ void Context::flush() {
       first_dispatch.push_back(batch.size());
       if (kernels[i].reduce)
         reduce_dispatches(kernels[i], scratch_at[i], batch);
+      else if (kernels[i].matmul)
+        matmul_dispatches(kernels[i], batch);
       else
         batch.push_back(dispatch_for(kernels[i]));
     }
@@ -850,10 +935,11 @@ void Context::flush() {
     stats_.bytes_contracted += k.contracted_bytes;
     for (size_t op_index : k.ops) {
       uint32_t flags = result.fp_flags[word++];
+      // A standalone kernel may take several dispatches, one flag word each.
+      for (size_t d = first_dispatch[i] + 1; k.standalone() && d < first_dispatch[i + 1]; ++d)
+        flags |= result.fp_flags[word++];
       if (k.reduce) {
-        // One word per pass; NumPy names a reduction's exceptions "reduce".
-        for (size_t d = first_dispatch[i] + 1; d < first_dispatch[i + 1]; ++d)
-          flags |= result.fp_flags[word++];
+        // NumPy names a reduction's exceptions "reduce" or "accumulate".
         if (flags)
           flags |= k.reduce->spec.mode == ReduceMode::Scan ? NPVK_FP_IN_ACCUMULATE
                                                            : NPVK_FP_IN_REDUCE;

@@ -49,6 +49,8 @@ class Context : public std::enable_shared_from_this<Context> {
   // Validates and records a reduction (see npvk_reduce); `initial` may be null.
   void reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
               const View *initial, const View &out);
+  // Validates and records C = A @ B (see npvk_matmul).
+  void matmul(const View &a, const View &b, const View &c);
   // Validates and records an accumulation (see npvk_accumulate).
   void accumulate(npvk_op op, const View &in, uint32_t axis, const View &out);
   bool supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why);
@@ -108,6 +110,7 @@ class Context : public std::enable_shared_from_this<Context> {
   uint32_t group_count(uint64_t wanted) const;
   void record_reduction(ReduceOp &&r, const View &in, const View &out, std::vector<int64_t> lo,
                         std::vector<int64_t> hi);
+  void matmul_dispatches(const PlannedKernel &kernel, std::vector<vk::Dispatch> &batch);
   void reduce_dispatches(const PlannedKernel &kernel, uint64_t scratch,
                          std::vector<vk::Dispatch> &batch);
   void remember(const std::shared_ptr<Buffer> &buffer);
@@ -149,6 +152,7 @@ class Context : public std::enable_shared_from_this<Context> {
   FusedKernelSpec last_kernel_;
   uint64_t last_kernel_elements_ = 0;
   std::optional<ReduceOp> last_reduce_;  // set when the last kernel was a reduction
+  std::optional<MatmulOp> last_matmul_;  // ... or a matrix product
 };
 
 }  // namespace npvk

@@ -23,6 +23,14 @@ std::string kernel_name(const FusedKernelSpec &spec) {
   return name;
 }
 
+std::string matmul_text(const MatmulOp &op) {
+  return "matmul, " + std::string(dtype_info(op.dtype).name) + ": " +
+         std::to_string(op.batches) + " x (" + std::to_string(op.m) + " x " +
+         std::to_string(op.k) + ") @ (" + std::to_string(op.k) + " x " + std::to_string(op.n) +
+         "), " + std::to_string(op.tiles()) + " tiles of " + std::to_string(kMatmulTile) + " x " +
+         std::to_string(kMatmulTile) + ", a workgroup each\n";
+}
+
 std::string reduce_text(const ReduceOp &r) {
   if (r.spec.mode == ReduceMode::Scan)
     return reduce_method_name(r) + ", " + dtype_info(r.spec.in).name + " -> " +
@@ -50,7 +58,9 @@ void Context::observe_flush(const std::vector<RecordedOp> &ops,
   last_kernel_ = last.spec;
   last_kernel_elements_ = uint64_t(last.space.count);
   last_reduce_.reset();
+  last_matmul_.reset();
   if (last.reduce) last_reduce_ = *last.reduce;
+  if (last.matmul) last_matmul_ = *last.matmul;
   if (!graph_dir_.empty()) {
     char name[32];
     std::snprintf(name, sizeof name, "/flush-%06llu.dot", (unsigned long long)graphs_written_++);
@@ -70,7 +80,16 @@ void Context::observe_flush(const std::vector<RecordedOp> &ops,
     const size_t passes = first_dispatch[k + 1] - first_dispatch[k];
     for (size_t d = first_dispatch[k]; d < first_dispatch[k + 1]; ++d) {
       Trace::Span span;
-      if (kernel.reduce) {
+      if (kernel.matmul) {
+        const MatmulOp &op = *kernel.matmul;
+        span.name = "matmul";
+        if (passes > 1)
+          span.name += " (" + std::to_string(d - first_dispatch[k] + 1) + "/" +
+                       std::to_string(passes) + ")";
+        span.args = "\"m\":" + std::to_string(op.m) + ",\"k\":" + std::to_string(op.k) +
+                    ",\"n\":" + std::to_string(op.n) + ",\"batches\":" +
+                    std::to_string(op.batches) + ",\"kernel\":\"" + json_escape(op.key()) + "\"";
+      } else if (kernel.reduce) {
         span.name = reduce_method_name(*kernel.reduce);
         if (passes > 1)
           span.name += " (" + std::to_string(d - first_dispatch[k] + 1) + "/" +
@@ -94,12 +113,14 @@ void Context::observe_flush(const std::vector<RecordedOp> &ops,
 }
 
 std::string Context::last_kernel_source() const {
+  if (last_matmul_) return generate_matmul_glsl(*last_matmul_);
   if (last_reduce_) return generate_reduce_glsl(last_reduce_->spec);
   if (last_kernel_.steps.empty()) return "";
   return generate_glsl(last_kernel_, traits_);
 }
 
 std::string Context::last_kernel_graph() const {
+  if (last_matmul_) return matmul_text(*last_matmul_);
   if (last_reduce_) return reduce_text(*last_reduce_);
   if (last_kernel_.steps.empty()) return "";
   return kernel_graph_text(last_kernel_, last_kernel_elements_);

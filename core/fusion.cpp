@@ -133,7 +133,7 @@ void contract(std::vector<PlannedKernel> &kernels,
   std::unordered_map<const Buffer *, bool> dead_cache;
   for (size_t g = 0; g < kernels.size(); ++g) {
     PlannedKernel &k = kernels[g];
-    if (k.reduce) continue;  // its result is what the caller asked for
+    if (k.standalone()) continue;  // its result is what the caller asked for
     for (size_t s = 0; s < k.slots.size(); ++s) {
       const SlotBinding &b = k.slots[s];
       if (!b.written) continue;
@@ -150,18 +150,19 @@ void contract(std::vector<PlannedKernel> &kernels,
   }
 }
 
-// A reduction's kernel: the slots only tell contraction and the barriers
-// what it reads and writes.
-PlannedKernel reduction_kernel(const RecordedOp &op, size_t index) {
+// A reduction's or matrix product's kernel: the slots only tell
+// contraction and the barriers what it reads and writes.
+PlannedKernel standalone_kernel(const RecordedOp &op, size_t index) {
   PlannedKernel k;
   k.reduce = op.reduce.get();
+  k.matmul = op.matmul.get();
   k.ops.push_back(index);
-  for (uint32_t i = 0; i < 2; ++i) {
+  for (uint32_t i = 0; i < op.operands.size(); ++i) {
     SlotBinding b;
     b.view = &op.operands[i];
     b.lo = op.lo[i];
     b.hi = op.hi[i];
-    (i == 0 ? b.read : b.written) = true;
+    (i < op.spec.nin ? b.read : b.written) = true;
     FusedKernelSpec::Slot slot;
     slot.dtype = b.view->dtype;
     k.spec.slots.push_back(slot);
@@ -180,8 +181,8 @@ std::vector<PlannedKernel> plan_kernels(
   std::unique_ptr<KernelBuilder> builder;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].space.count == 0) continue;
-    if (ops[i].reduce) {
-      kernels.push_back(reduction_kernel(ops[i], i));
+    if (ops[i].standalone()) {
+      kernels.push_back(standalone_kernel(ops[i], i));
       builder.reset();
       continue;
     }
@@ -195,7 +196,7 @@ std::vector<PlannedKernel> plan_kernels(
   if (fuse) contract(kernels, dead);
 
   for (PlannedKernel &k : kernels) {
-    if (k.reduce) continue;
+    if (k.standalone()) continue;
     std::vector<std::vector<int64_t>> strides;
     std::vector<bool> unit;
     for (size_t s = 0; s < k.slots.size(); ++s) {

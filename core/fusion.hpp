@@ -14,6 +14,7 @@
 #include "core/buffer.hpp"
 #include "core/iteration.hpp"
 #include "core/kernel_spec.hpp"
+#include "core/matmul.hpp"
 #include "core/reduction.hpp"
 #include "core/view.hpp"
 
@@ -25,8 +26,11 @@ struct RecordedOp {
   std::vector<View> operands;   // inputs, then outputs (they keep the buffers alive)
   std::vector<int64_t> lo, hi;  // byte extent of each operand
   IterationSpace space;         // its own loop, with the full shape and strides
-  // Set for a reduction (operands: input, output); a kernel of its own.
+  // Set for a reduction (operands: input, output) or a matrix product
+  // (operands: A, B, C); either is a kernel of its own.
   std::shared_ptr<const ReduceOp> reduce;
+  std::shared_ptr<const MatmulOp> matmul;
+  bool standalone() const { return reduce || matmul; }
 };
 
 // The memory or scalar behind one slot of a planned kernel.
@@ -44,6 +48,8 @@ struct PlannedKernel {
   IterationSpace space;            // the loop over all slots
   uint64_t contracted_bytes = 0;   // stores it leaves out
   const ReduceOp *reduce = nullptr;  // a reduction: slots are its input and output
+  const MatmulOp *matmul = nullptr;  // a matrix product: slots are A, B and C
+  bool standalone() const { return reduce || matmul; }
 };
 
 // `fuse`: false gives one kernel per op (NPVK_FUSION=0). Ops over fewer than

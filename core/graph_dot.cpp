@@ -80,17 +80,20 @@ std::string flush_graph_dot(const std::vector<RecordedOp> &ops,
          std::to_string(kernels.size()) + " kernel" + (kernels.size() == 1 ? "" : "s") + "\";\n  rankdir=LR;\n  node [fontname=\"monospace\", fontsize=10];\n";
   for (size_t k = 0; k < kernels.size(); ++k) {
     const PlannedKernel &kernel = kernels[k];
+    const std::string elements = ", " + std::to_string(kernel.space.count) + " elements";
     const std::string what =
-        kernel.reduce ? reduce_method_name(*kernel.reduce) + " into " +
-                            std::to_string(kernel.reduce->outputs) + " results"
-                      : std::to_string(kernel.ops.size()) + " op" +
-                            (kernel.ops.size() == 1 ? "" : "s");
+        kernel.matmul   ? "matmul, " + std::to_string(kernel.matmul->tiles()) + " tiles"
+        : kernel.reduce ? reduce_method_name(*kernel.reduce) + " into " +
+                              std::to_string(kernel.reduce->outputs) + " results" + elements
+                        : std::to_string(kernel.ops.size()) + " op" +
+                              (kernel.ops.size() == 1 ? "" : "s") + elements;
     out += "  subgraph cluster_k" + std::to_string(k) + " {\n    label=\"kernel " +
-           std::to_string(k) + ": " + what + ", " + std::to_string(kernel.space.count) +
-           " elements\";\n    style=rounded; color=blue;\n";
+           std::to_string(k) + ": " + what + "\";\n    style=rounded; color=blue;\n";
     for (size_t i : kernel.ops)
       out += "    op" + std::to_string(i) + " [shape=box, label=\"#" + std::to_string(i) + " " +
-             (ops[i].reduce ? reduce_method_name(*ops[i].reduce) : op_info(ops[i].spec.op).name) +
+             (ops[i].matmul   ? std::string("matmul")
+              : ops[i].reduce ? reduce_method_name(*ops[i].reduce)
+                              : op_info(ops[i].spec.op).name) +
              "\\n" + signature(ops[i].spec) + "\"];\n";
     out += "  }\n";
   }

@@ -66,6 +66,12 @@ def _replace_loops():
     for opcode, name, nin, nout, implemented in _native.op_table():
         for ufunc_name in (name,) + _ALIASES.get(name, ()):
             replaced += _replace_ufunc_loops(opcode, ufunc_name, nin, nout, implemented)
+    # np.matmul is a gufunc: its (T, T) -> T loops get a device loop of their own.
+    for types in dict.fromkeys(_np.matmul.types):
+        t = types[0]
+        code = _npvk_dtype(t)
+        if types == f"{t}{t}->{t}" and code is not None and t not in "?e":
+            replaced += _native.replace_matmul_loop(_np.matmul, _np.dtype(t).num, code)
     return replaced
 
 

@@ -66,6 +66,7 @@ PyObject *py_install_allocator(PyObject *, PyObject *) {
 PyObject *py_disable(PyObject *, PyObject *) {
   settings().enabled = false;
   restore_loops();
+  restore_matmul_loops();
   unpatch_buffer_access();
   if (g_previous_handler) {
     PyObject *ours = PyDataMem_SetHandler(g_previous_handler);
@@ -238,6 +239,14 @@ PyMethodDef g_methods[] = {
     {"active", py_active, METH_NOARGS, "whether arrays go to the device in this process"},
     {"reduce", py_device_reduce, METH_VARARGS,
      "reduce(op, array, in_dtype, result, out_dtype, axes, initial) -> None or reason"},
+    {"replace_matmul_loop",
+     [](PyObject *, PyObject *args) -> PyObject * {
+       PyObject *ufunc = nullptr;
+       int type_num = 0, code = 0;
+       if (!PyArg_ParseTuple(args, "Oii", &ufunc, &type_num, &code)) return nullptr;
+       return PyBool_FromLong(replace_matmul_loop(ufunc, type_num, npvk_dtype(code)));
+     },
+     METH_VARARGS, "replace_matmul_loop(np.matmul, type_num, npvk_dtype) -> bool"},
     {"copy", py_device_copy, METH_VARARGS, "copy(src, src_dtype, dst, dst_dtype) -> None or reason"},
     {"fill", py_device_fill, METH_VARARGS,
      "fill(dst, dst_dtype, value_bytes, value_dtype) -> None or reason"},

@@ -58,6 +58,9 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
 void restore_loops();
 // The device op of the replaced loop (in_type, ..., in_type) -> out_type.
 bool device_loop_for(PyObject *ufunc, int in_type, int out_type, npvk_op *op);
+// matmul_loop.cpp: np.matmul's (T, T) -> T gufunc loop on the device.
+bool replace_matmul_loop(PyObject *ufunc, int type_num, npvk_dtype dtype);
+void restore_matmul_loops();
 // ufunc_call.cpp: a whole N-d call on the device when NumPy would buffer it;
 // *taken false (and null returned) when NumPy should run it.
 PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargsf,

@@ -44,6 +44,20 @@ def npvk_enabled(min_bytes=0):
         npvk.disable()
 
 
+def run_both_counted(fn, *arrays):
+    """fn(*arrays) on NumPy's path (on copies) and with npvk (on managed
+    copies): (actual, expected, fallbacks by ufunc and reason, device ops)."""
+    expected = fn(*[a.copy() for a in arrays])
+    with npvk_enabled(min_bytes=0):
+        device = [np.array(a) for a in arrays]
+        delta = StatsDelta()
+        actual = fn(*device)
+        npvk.sync()
+        fallbacks = delta.fallback_table()
+        device_ops = delta.device_ops
+    return actual, expected, fallbacks, device_ops
+
+
 class StatsDelta:
     """What npvk counted between construction and now (without reset_stats,
     which would also zero the validation-message count the suite checks)."""

@@ -213,12 +213,14 @@ def test_broadcast_small_is_correct():
         assert_same(a, e)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "npvk limitation/bug: when NumPy's iterator buffers operands (any broadcast, transposed "
-    "or multi-dimensional strided operation whose inner dimension is below the 8192-element "
-    "buffer), the loop sees NumPy's malloc'd buffers, so it always falls back "
-    "('unmanaged operand', or 'small' per 8192-element chunk with the default min_bytes)"))
-@pytest.mark.parametrize("case", ["row_plus_column", "transpose", "strided_2d"])
+# Broadcast and strided N-d calls are taken whole (python-shim/src/ufunc_call.cpp); a
+# transposed operand is not (NumPy would lay the result out in its own order), and NumPy's
+# iterator then hands its loop malloc'd buffers, which fall back.
+@pytest.mark.parametrize("case", [
+    "row_plus_column", "strided_2d",
+    pytest.param("transpose", marks=pytest.mark.xfail(strict=True, reason=(
+        "npvk limitation: a transposed operand goes through NumPy's buffered iterator, whose "
+        "buffers are not managed memory")))])
 def test_buffered_iteration_runs_on_device(case):
     with npvk_enabled(min_bytes=0):
         m = np.ones((100, 100))

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import StatsDelta, assert_same, npvk_enabled
+from npvk_testlib import StatsDelta, assert_same, npvk_enabled, run_both_counted
 
 BIG = 200_000  # a full reduction this long takes the workgroup kernel and a partials pass
 
@@ -39,13 +39,7 @@ def values(dtype, shape, seed=0, near_one=False):
 
 
 def run_both(fn, *arrays):
-    expected = fn(*[a.copy() for a in arrays])
-    with npvk_enabled(min_bytes=0):
-        device = [np.array(a) for a in arrays]
-        delta = StatsDelta()
-        actual = fn(*device)
-        npvk.sync()
-        fallbacks = delta.fallback_table()
+    actual, expected, fallbacks, _ = run_both_counted(fn, *arrays)
     return actual, expected, fallbacks
 
 

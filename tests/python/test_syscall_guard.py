@@ -217,9 +217,10 @@ c *= 3.0  # pending write
 r, w = os.pipe()
 n = lib.npvk_test_write(w, ctypes.c_void_p(c.ctypes.data), ctypes.c_ulong(4096))
 back = np.frombuffer(os.read(r, 4096), dtype=np.float64)
+payload = np.full(8, 9.5).tobytes()  # before p: np.full itself may run on the device
 d = np.arange(10_000.0)
 p = d + 1.0  # pending read of d
-os.write(w, np.full(8, 9.5).tobytes())
+os.write(w, payload)
 k = lib.npvk_test_read(r, ctypes.c_void_p(d.ctypes.data), ctypes.c_ulong(64))
 ok = (n == 4096 and k == 64 and (back == np.arange(512.0) * 3.0).all()
       and (d[:8] == 9.5).all() and (d[8:] == np.arange(8.0, 10_000.0)).all()

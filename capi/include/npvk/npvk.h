@@ -500,6 +500,16 @@ NPVK_API npvk_status npvk_reduce(npvk_context ctx, npvk_op op, npvk_view in, uin
 NPVK_API npvk_status npvk_accumulate(npvk_context ctx, npvk_op op, npvk_view in, uint32_t axis,
                                      npvk_view out);
 
+/*
+ * C = A @ B, as np.matmul: A is (..., m, k), B (..., k, n), C (..., m, n),
+ * each of rank 2 or more (give a vector a size-1 dimension); A's and B's
+ * batch dimensions broadcast to C's (aligned at the last). One dtype for all
+ * three: int8-uint64, float32 or float64. Each element of C is a sum over k
+ * in order (integers wrap, exactly as NumPy's); float results differ from a
+ * BLAS's in rounding (within 2 k eps sum|a||b|). C must not overlap A or B.
+ */
+NPVK_API npvk_status npvk_matmul(npvk_context ctx, npvk_view a, npvk_view b, npvk_view c);
+
 /* ---- managed memory ------------------------------------------------------
  *
  * For runtimes that sit under a host program (the NumPy shim): memory the
