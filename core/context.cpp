@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -32,6 +33,12 @@ bool env_flag(const char *name) {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A trace's record span names its op.
+void name_record(Profiler::Scope &scope, npvk_op op, const char *method) {
+  if (scope.tracing() && op_valid(op))
+    scope.set_args(std::string("\"op\":\"") + op_info(op).name + method + "\"");
 }
 
 const vk::PushLayout &expected_push_layout() {
@@ -93,6 +100,8 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   if (!tables.empty())
     std::memcpy(ctx->tables_->mapped(), tables.data(), tables.size() * sizeof(double));
   ctx->stats_.struct_size = sizeof(npvk_stats);
+  ctx->profiler_.trace_from_environment();
+  if (const char *graph = std::getenv("NPVK_GRAPH")) ctx->graph_dir_ = graph;
   return ctx;
 }
 
@@ -179,6 +188,7 @@ std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
 void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size,
                        bool to_device) {
   if (size == 0) return;
+  Profiler::Scope scope(profiler_, to_device ? Phase::ToDevice : Phase::ToHost);
   vk::DeviceBuffer &dev = *buffer.device;
   if (void *mapped = dev.mapped()) {
     uint8_t *device_bytes = static_cast<uint8_t *>(mapped) + offset;
@@ -278,6 +288,8 @@ bool Context::supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, st
 
 void Context::apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
   check_usable();
+  Profiler::Scope scope(profiler_, Phase::Record);
+  name_record(scope, op, "");
   if (try_merge_row(op, operands, nin)) return;
   record(op, operands, nin, false);
   remember_row(op, operands, nin);
@@ -470,6 +482,8 @@ const Context::Kernel &Context::kernel_for(const std::string &key,
     return it->second;
   }
   auto start = std::chrono::steady_clock::now();
+  Profiler::Scope scope(profiler_, Phase::Compile);
+  if (scope.tracing()) scope.set_args("\"kernel\":\"" + json_escape(key) + "\"");
   inject_compile_fault();
   std::vector<uint32_t> spirv = spirv_for(source(), key);
   Kernel kernel;
@@ -561,6 +575,8 @@ uint32_t Context::group_count(uint64_t wanted) const {
 void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
                      const View *initial, const View &out) {
   check_usable();
+  Profiler::Scope scope(profiler_, Phase::Record);
+  name_record(scope, op, ".reduce");
   for (const View *v : {&in, &out, initial}) {
     if (!v) continue;
     require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
@@ -608,6 +624,8 @@ void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &ax
 
 void Context::accumulate(npvk_op op, const View &in, uint32_t axis, const View &out) {
   check_usable();
+  Profiler::Scope scope(profiler_, Phase::Record);
+  name_record(scope, op, ".accumulate");
   for (const View *v : {&in, &out}) {
     require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
             "an accumulation's operand belongs to another context");
@@ -757,6 +775,8 @@ void Context::reduce_dispatches(const PlannedKernel &k, uint64_t scratch,
 
 void Context::matmul(const View &a, const View &b, const View &c) {
   check_usable();
+  Profiler::Scope scope(profiler_, Phase::Record);
+  if (scope.tracing()) scope.set_args("\"op\":\"matmul\"");
   for (const View *v : {&a, &b, &c}) {
     require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
             "a matmul operand belongs to another context");
@@ -840,6 +860,8 @@ void Context::flush() {
   if (pending_.empty()) return;
   check_usable();
   auto start = std::chrono::steady_clock::now();
+  Profiler::Scope scope(profiler_, Phase::Flush);
+  if (scope.tracing()) scope.set_args("\"ops\":" + std::to_string(pending_.size()));
   // Whatever happens, the recorded work is consumed: a failed batch is
   // reported once by the call that flushed, not replayed on every later call.
   std::vector<RecordedOp> done;
@@ -856,12 +878,17 @@ void Context::flush() {
     // The caller's own shared_ptr is one of the recorded references.
     return b->discarded || b.use_count() == recorded_refs[b.get()];
   };
-  std::vector<PlannedKernel> kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
+  std::vector<PlannedKernel> kernels;
+  {
+    Profiler::Scope plan(profiler_, Phase::Plan);
+    kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
+  }
   std::vector<vk::Dispatch> batch;
   batch.reserve(kernels.size());
   std::vector<size_t> first_dispatch;  // per kernel, into batch
   vk::BatchResult result;
   bool opened = false, submitting = false;
+  int64_t submit_ns = 0;
   try {
     // Reductions with several chunks per result put partial results in
     // scratch memory, one region each.
@@ -891,6 +918,8 @@ void Context::flush() {
     opened = true;
     inject_submit_fault();
     submitting = true;
+    submit_ns = Profiler::now_ns();
+    Profiler::Scope execute(profiler_, Phase::Execute);
     result = executor_->run(batch);
   } catch (const Error &e) {
     // The host replay needs the pages open, as the device would have.
@@ -941,6 +970,7 @@ void Context::flush() {
         fp_errors_.push_back({op, flags});
     }
   }
+  observe_flush(done, kernels, first_dispatch, result, submit_ns);
   stats_.flush_seconds += seconds_since(start);
 }
 
@@ -953,6 +983,12 @@ void Context::release() {
     error = e.what();
   }
   pending_.clear();
+  try {
+    profiler_.finish_environment_trace();
+    report_profile_from_environment(stats(), profiler_.snapshot());
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "npvk: %s\n", e.what());  // release itself went well
+  }
   released_ = true;
   for (auto &weak : buffers_) {
     if (auto buffer = weak.lock()) {
@@ -1012,6 +1048,7 @@ std::vector<npvk_fp_error> Context::take_fp_errors() {
 void Context::reset_stats() {
   stats_ = npvk_stats{};
   stats_.struct_size = sizeof(npvk_stats);
+  profiler_.reset();
 }
 
 }  // namespace npvk

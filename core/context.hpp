@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "core/codegen.hpp"
 #include "core/error.hpp"
 #include "core/fusion.hpp"
+#include "core/profile.hpp"
 #include "core/tracked_mutex.hpp"
 #include "core/view.hpp"
 #include "vulkan/executor.hpp"
@@ -84,6 +86,11 @@ class Context : public std::enable_shared_from_this<Context> {
     host_loop_user_ = user;
   }
   npvk_failure_stats failure_stats() const;
+  // Observability (core/context_observe.cpp, docs/observability.md).
+  Profiler &profiler() { return profiler_; }
+  void set_graph_dir(std::string dir) { graph_dir_ = std::move(dir); }
+  std::string last_kernel_source() const;
+  std::string last_kernel_graph() const;
 
  private:
   Context() = default;
@@ -126,6 +133,12 @@ class Context : public std::enable_shared_from_this<Context> {
   // loop if it can, and counts the failure. `may_have_run`: the batch was
   // (perhaps) submitted, so only work that is safe to run twice is replayed.
   bool recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run);
+  // After a flush ran: its graph (NPVK_GRAPH), its device spans (tracing), and
+  // its last kernel for explain. Kernel i ran dispatches [first_dispatch[i],
+  // first_dispatch[i + 1]).
+  void observe_flush(const std::vector<RecordedOp> &ops, const std::vector<PlannedKernel> &kernels,
+                     const std::vector<size_t> &first_dispatch, const vk::BatchResult &result,
+                     int64_t submit_ns);
 
   mutable TrackedMutex mutex_;
   std::unique_ptr<vk::Device> device_;
@@ -154,6 +167,13 @@ class Context : public std::enable_shared_from_this<Context> {
   npvk_host_loop_fn host_loop_ = nullptr;
   void *host_loop_user_ = nullptr;
   npvk_failure_stats failures_{};
+  Profiler profiler_;
+  std::string graph_dir_;  // NPVK_GRAPH
+  uint64_t graphs_written_ = 0;
+  FusedKernelSpec last_kernel_;
+  uint64_t last_kernel_elements_ = 0;
+  std::optional<ReduceOp> last_reduce_;  // set when the last kernel was a reduction
+  std::optional<MatmulOp> last_matmul_;  // ... or a matrix product
 };
 
 }  // namespace npvk

@@ -34,6 +34,26 @@ int protection_of(ManagedMemory::State s) {
 
 ManagedMemory *ManagedMemory::instance() { return g_instance; }
 
+namespace {
+// Read on every host sync, set rarely: a torn pair would call a new hook
+// with the old argument, so both change under the hook lock.
+std::mutex g_hook_mutex;
+npvk_sync_hook g_sync_hook = nullptr;
+void *g_sync_user = nullptr;
+}  // namespace
+
+void ManagedMemory::set_sync_hook(npvk_sync_hook hook, void *user) {
+  std::lock_guard<std::mutex> guard(g_hook_mutex);
+  g_sync_hook = hook;
+  g_sync_user = user;
+}
+
+void ManagedMemory::note_sync(uint64_t npvk_managed_stats::*counter, npvk_sync_reason reason) {
+  ++(stats_.*counter);
+  std::lock_guard<std::mutex> guard(g_hook_mutex);
+  if (g_sync_hook) g_sync_hook(uint32_t(reason), g_sync_user);
+}
+
 ManagedMemory &ManagedMemory::enable(const npvk_context_options *options) {
   std::lock_guard<std::mutex> guard(g_enable_mutex);
   if (g_instance) {
@@ -301,8 +321,12 @@ void ManagedMemory::host_access(const void *ptr, uint64_t size, bool write) {
     }
     if (a->state != State::Host) {
       uint64_t flushes = ctx_->stats().flushes;
-      make_host_accessible(*a, write);
-      if (ctx_->stats().flushes != flushes) ++stats_.host_syncs_explicit;
+      {
+        Profiler::Scope scope(ctx_->profiler(), Phase::SyncExplicit);
+        make_host_accessible(*a, write);
+      }
+      if (ctx_->stats().flushes != flushes)
+        note_sync(&npvk_managed_stats::host_syncs_explicit, NPVK_SYNC_EXPLICIT);
     }
     p = a->base + a->mapped;
   }
@@ -341,8 +365,12 @@ bool ManagedMemory::handle_fault(void *addr, bool write) {
     return true;
   }
   uint64_t flushes = ctx_->stats().flushes;
-  make_host_accessible(*a, write);
-  if (ctx_->stats().flushes != flushes) ++stats_.host_syncs_fault;
+  {
+    Profiler::Scope scope(ctx_->profiler(), Phase::SyncFault);
+    make_host_accessible(*a, write);
+  }
+  if (ctx_->stats().flushes != flushes)
+    note_sync(&npvk_managed_stats::host_syncs_fault, NPVK_SYNC_FAULT);
   return true;
 }
 
@@ -351,13 +379,20 @@ void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason) {
   bool any = ctx_->has_pending();
   for (auto &entry : allocations_) any = any || entry.second->state != State::Host;
   if (!any) return;
-  ++(stats_.*reason);
-  ctx_->flush();
-  for (auto &entry : allocations_) {
-    Allocation &a = *entry.second;
-    if (a.state == State::Device || a.state == State::Shared) make_host_accessible(a, true);
-    else if (a.state != State::Host) protect(a, State::Host);
+  const bool fork = reason == &npvk_managed_stats::host_syncs_fork;
+  const bool exit = reason == &npvk_managed_stats::host_syncs_exit;
+  {
+    Profiler::Scope scope(ctx_->profiler(), fork   ? Phase::SyncFork
+                                            : exit ? Phase::SyncExit
+                                                   : Phase::SyncExplicit);
+    ctx_->flush();
+    for (auto &entry : allocations_) {
+      Allocation &a = *entry.second;
+      if (a.state == State::Device || a.state == State::Shared) make_host_accessible(a, true);
+      else if (a.state != State::Host) protect(a, State::Host);
+    }
   }
+  note_sync(reason, fork ? NPVK_SYNC_FORK : exit ? NPVK_SYNC_EXIT : NPVK_SYNC_EXPLICIT);
 }
 
 void ManagedMemory::at_exit() {
@@ -367,6 +402,7 @@ void ManagedMemory::at_exit() {
     mm->sync_all(&npvk_managed_stats::host_syncs_exit);
     ContextLock lock(mm->ctx_->mutex());
     mm->ctx_->save_caches();
+    mm->ctx_->profiler().finish_environment_trace();
   } catch (...) {
     // Nothing left to report to at exit.
   }

@@ -69,6 +69,7 @@ class ManagedMemory : public MemoryObserver {
   void sync_all(uint64_t npvk_managed_stats::*reason);
 
   npvk_managed_stats stats() const { return stats_; }
+  static void set_sync_hook(npvk_sync_hook hook, void *user);
 
   // MemoryObserver
   void before_use(Buffer &buffer, bool write) override;
@@ -82,6 +83,8 @@ class ManagedMemory : public MemoryObserver {
   bool needs_access(const void *ptr, uint64_t size, bool write);
   void make_host_accessible(Allocation &a, bool write);
   void release_allocation(Allocation &a);
+  // Counts a host sync and tells the sync hook (npvk_managed_set_sync_hook).
+  void note_sync(uint64_t npvk_managed_stats::*counter, npvk_sync_reason reason);
   static void at_exit();
   static void before_fork();
   static void after_fork_parent();

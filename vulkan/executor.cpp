@@ -128,9 +128,13 @@ BatchResult Executor::run(std::vector<Dispatch> &batch) {
     device_.check(r, "vkGetQueryPoolResults");
     const uint32_t bits = device_.caps().timestamp_valid_bits;
     const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    const double period = device_.info().timestamp_period_ns;
+    result.dispatch_ns.resize(query_count);
     for (size_t i = 0; i < batch.size(); ++i) {
       uint64_t ticks = (stamps[2 * i + 1] - stamps[2 * i]) & mask;
-      result.device_seconds += double(ticks) * device_.info().timestamp_period_ns * 1e-9;
+      result.device_seconds += double(ticks) * period * 1e-9;
+      result.dispatch_ns[2 * i] = int64_t(double(stamps[2 * i] & mask) * period);
+      result.dispatch_ns[2 * i + 1] = result.dispatch_ns[2 * i] + int64_t(double(ticks) * period);
     }
   }
   return result;

@@ -33,6 +33,9 @@ struct BatchResult {
   uint64_t barriers = 0;
   double device_seconds = 0;
   std::vector<uint32_t> fp_flags;  // every dispatch's flag words, in order: the FP exceptions raised
+  // Each dispatch's begin and end on the device clock, in ns (empty without
+  // timestamps): the device track of a trace.
+  std::vector<int64_t> dispatch_ns;
 };
 
 class Executor {

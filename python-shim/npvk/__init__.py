@@ -12,9 +12,11 @@ import threading
 
 import numpy as _np
 
-from . import _assign, _errstate, _native, _reduce, _where
+from . import _assign, _errstate, _native, _observe, _reduce, _where
+from ._observe import explain, profile, trace
 
-__all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary"]
+__all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary",
+           "profile", "trace", "explain"]
 
 # Not yet a measured optimum: on lavapipe every unfused device op is slower than
 # NumPy's loop at every size (README, "Performance today"), and no GPU has been
@@ -122,6 +124,7 @@ def enable(min_bytes=None, device=None):
         _reduce.install(_native, _native.op_table(), _dtype_code)
         _assign.install(_native, _dtype_code)
         _hook_faulthandler()
+        _observe.install(_native)
         _enabled = True
 
 
@@ -145,6 +148,7 @@ def is_enabled():
 
 def sync():
     """Wait for all pending device work; every array is then current on the host."""
+    _native.report_site()
     _native.sync()
 
 
@@ -156,6 +160,7 @@ def stats():
 
 def reset_stats():
     _native.reset_stats()
+    _observe.reset()
 
 
 def device():

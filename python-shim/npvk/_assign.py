@@ -15,6 +15,8 @@ integer, float64 to float32) and values NumPy converts with its own checks
 
 import numpy as _np
 
+from . import _observe
+
 _native = None
 _codes = None
 _MAX_UPLOAD = 1 << 20  # unmanaged values up to this size are copied into managed memory first
@@ -45,12 +47,17 @@ def _method(fn, name):
     NotImplemented (counted) when NumPy should run the call."""
     def handler(self, args, kwargs):
         try:
-            return fn(self, *args, **(kwargs or {}))
+            result = fn(self, *args, **(kwargs or {}))
         except _Decline as why:
             _native.count_fallback(name, str(why))
+            if _observe.watching:
+                _observe.note(name, str(why), (self,))
             return NotImplemented
         except (TypeError, ValueError):
             return NotImplemented  # NumPy raises its own error
+        if _observe.watching:
+            _observe.note(name, None, (self,))
+        return result
     return handler
 
 
@@ -167,9 +174,13 @@ def setitem(array, index, value):
             _fill(value, view)
         else:
             raise _Decline("value")
+        if _observe.watching:
+            _observe.note("setitem", None, (view,))
         return True
     except _Decline as why:
         _native.count_fallback("setitem", str(why))
+        if _observe.watching:
+            _observe.note("setitem", str(why), (array,))
         return False
     except (TypeError, ValueError, IndexError):
         return False  # NumPy raises its own error for the same assignment

@@ -20,6 +20,8 @@ import operator as _operator
 import numpy as _np
 from numpy.core.multiarray import normalize_axis_index as _normalize_axis_index
 
+from . import _observe
+
 _native = None
 _codes = None  # dtype -> npvk dtype code, or None
 _ops = {}  # ufunc -> npvk opcode
@@ -123,13 +125,7 @@ def _accumulate(ufunc, array, axis=0, dtype=None, out=None):
 
 
 def handle_accumulate(ufunc, args, kwargs):
-    try:
-        return _accumulate(ufunc, *args, **(kwargs or {}))
-    except _Decline as why:
-        _native.count_fallback(ufunc.__name__ + ".accumulate", str(why))
-        return NotImplemented
-    except TypeError:
-        return NotImplemented
+    return _run("accumulate", _accumulate, ufunc, args, kwargs)
 
 
 def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
@@ -164,11 +160,22 @@ def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=
 
 
 def handle(ufunc, args, kwargs):
+    return _run("reduce", _reduce, ufunc, args, kwargs)
+
+
+def _run(method, fn, ufunc, args, kwargs):
+    """fn's result, or NotImplemented (counted) when NumPy should run the call."""
+    name = f"{ufunc.__name__}.{method}"
     try:
-        return _reduce(ufunc, *args, **(kwargs or {}))
+        result = fn(ufunc, *args, **(kwargs or {}))
     except _Decline as why:
-        _native.count_fallback(ufunc.__name__ + ".reduce", str(why))
+        _native.count_fallback(name, str(why))
+        if _observe.watching:
+            _observe.note(name, str(why), args)
         return NotImplemented
     except TypeError:
         # Arguments NumPy itself rejects: let NumPy say so, in its words.
         return NotImplemented
+    if _observe.watching:
+        _observe.note(name, None, args)
+    return result

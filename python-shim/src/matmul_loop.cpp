@@ -66,6 +66,9 @@ void run_matmul(int slot, char **args, const npy_intp *dims, const npy_intp *ste
   const MatmulSlot &s = g_loops[size_t(slot)];
   report_fp_errors_from_loop();
   const char *reason = try_matmul(s, args, dims, steps);
+  // Elements of the results: outer loop x the (n, m) core dimensions.
+  if (observing().any.load(std::memory_order_relaxed))
+    note_loop("matmul", reason, int64_t(dims[0] * dims[1] * dims[3]));
   if (!reason) {
     count_device_op();
     return;

@@ -409,5 +409,7 @@ void reset_counters() {
 PyMODINIT_FUNC PyInit__native(void) {
   import_array();
   import_umath();
-  return PyModule_Create(&npvk_shim::g_module);
+  PyObject *module = PyModule_Create(&npvk_shim::g_module);
+  if (module && npvk_shim::add_observe_functions(module) < 0) Py_CLEAR(module);
+  return module;
 }

@@ -116,6 +116,25 @@ PyObject *py_device_fill(PyObject *, PyObject *args);
 // with an exception set).
 PyObject *where_ufunc();
 
+// Observability (observe.cpp, callsite_report.cpp; docs/observability.md).
+struct Observing {
+  std::atomic<bool> any{false};     // either below: loops call note_loop
+  std::atomic<bool> report{false};  // NPVK_REPORT: loops and syncs by call site
+  std::atomic<bool> timing{false};  // NPVK_PROFILE: time NumPy's loops for fallbacks
+};
+Observing &observing();
+// A loop call of `elements` elements ran on the device (reason null) or fell back.
+void note_loop(const char *ufunc, const char *reason, int64_t elements);
+void count_elements(bool device, int64_t elements);
+// NumPy's loop, timed when profiling.
+void run_original(PyUFuncGenericFunction original, char **args, const npy_intp *dims,
+                  const npy_intp *steps, void *data);
+int add_observe_functions(PyObject *module);  // 0, or -1 with an exception set
+PyObject *py_report_begin(PyObject *, PyObject *prefixes);
+PyObject *py_report_rows(PyObject *, PyObject *);
+PyObject *py_report_end(PyObject *, PyObject *);
+PyObject *py_report_site(PyObject *, PyObject *);
+
 // buffer_access.cpp: make managed memory current before NumPy hands its
 // address to code that cannot fault (buffer protocol, tofile).
 void patch_buffer_access();

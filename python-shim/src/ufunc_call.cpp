@@ -203,6 +203,8 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     return nullptr;
   }
   count_device_op();
+  if (observing().any.load(std::memory_order_relaxed))
+    note_loop(uf->name, nullptr, int64_t(PyArray_SIZE(reinterpret_cast<PyArrayObject *>(result))));
   *taken = true;
   return result;
 }

@@ -177,12 +177,13 @@ void run_loop(int slot, char **args, const npy_intp *dims, const npy_intp *steps
   // (NumPy cleared the FP status before this call and checks it after).
   report_fp_errors_from_loop();
   const char *reason = try_device(s, args, dims[0], steps);
+  if (observing().any.load(std::memory_order_relaxed)) note_loop(s.name, reason, dims[0]);
   if (!reason) {
     count_device_op();
     return;
   }
   count_fallback(s.name, reason);
-  s.original(args, dims, steps, data);
+  run_original(s.original, args, dims, steps, data);
 }
 
 // One distinct function per slot: NumPy tells a loop nothing about which
