@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -259,6 +260,12 @@ void ManagedMemory::before_flush() {
 }
 
 void ManagedMemory::after_flush() {
+  // The exit-time flush must run before the Vulkan layers' and drivers'
+  // static destructors. Some of their statics are made lazily, at the first
+  // submission, and so are destroyed before handlers registered earlier:
+  // register again once the device has run work (at_exit runs only once).
+  static std::once_flag reregistered;
+  std::call_once(reregistered, [] { std::atexit(at_exit); });
   std::vector<Allocation *> done;
   done.swap(queued_);
   for (Allocation *a : done) {
@@ -396,6 +403,8 @@ void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason) {
 }
 
 void ManagedMemory::at_exit() {
+  static std::atomic<bool> ran{false};
+  if (ran.exchange(true)) return;
   ManagedMemory *mm = g_instance;
   if (!mm || mm->forked_) return;
   try {
