@@ -101,10 +101,14 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     // of a contiguous one) lets a chain such as a stencil's fuse.
     if (PyArray_NDIM(a) > 1) needs_whole = true;
     if (first && !PyArray_SAMESHAPE(first, a)) needs_whole = true;
+    // A small view of a large managed array (a grid's boundary column): its
+    // result would be too small for managed memory, so the loop would fall
+    // back and read the grid on the host. Taken whole, with a managed result.
+    if (PyArray_NBYTES(a) < settings().min_bytes && PyArray_NDIM(a) > 0) needs_whole = true;
     if (!first || PyArray_NDIM(a) > ndim) first = a;
     ndim = std::max(ndim, PyArray_NDIM(a));
   }
-  if (type < 0 || !needs_whole || ndim < 2 || largest < settings().min_bytes) return nullptr;
+  if (type < 0 || !needs_whole || ndim < 1 || largest < settings().min_bytes) return nullptr;
   // Scalars: floats (and small integers) that the array's dtype holds, so
   // that NumPy's value-based casting keeps that dtype.
   const double most = type == NPY_FLOAT ? double(std::numeric_limits<float>::max())

@@ -209,3 +209,27 @@ def test_copy_is_lazy():
         c = b.astype(np.float64) + a
         assert npvk.stats()["host_syncs"]["fault"] == before
         assert c[15] == 1.0 + 30.0
+
+
+def test_boundary_columns_of_a_large_grid_stay_on_the_device():
+    """With the default NPVK_MIN_BYTES, a 1-d column of a large managed grid
+    is itself small: its negation is taken whole with a managed result, so
+    updating the grid's boundary syncs nothing (shallow water's boundaries)."""
+    def scenario():
+        g = np.arange(600 * 700, dtype=np.float64).reshape(600, 700) * 0.5
+        for _ in range(3):
+            g[:, 0] = -g[:, 1]
+            g[0, :] = g[1, :] * 2.0
+            g[1:-1, 1:-1] = g[1:-1, 1:-1] + 1.0
+        return g
+
+    expected = scenario()
+    with npvk_enabled(min_bytes=None):  # the default threshold
+        delta = StatsDelta()
+        actual = scenario()
+        npvk.sync()
+        syncs = sum(delta.now()["host_syncs"].values()) - sum(delta.start["host_syncs"].values())
+        fallbacks = delta.fallback_table()
+    assert_same(actual, expected)
+    assert syncs == 1, (syncs, fallbacks)  # npvk.sync() only
+    assert not fallbacks, fallbacks
