@@ -22,7 +22,7 @@ PROGRAM = textwrap.dedent("""
     npvk.enable(min_bytes=1 << 16)
     a = np.linspace(0.0, 1.0, 200_000)
     b = np.sqrt(a) * 2.0 + np.sin(a)  # DEVICE
-    c = np.exp(a[:5])  # SMALL
+    c = np.exp(np.linspace(0.0, 1.0, 5))  # SMALL
     total = float(b.sum())  # SYNC
     print("total", total, float(c[0]))
 """)
