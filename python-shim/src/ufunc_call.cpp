@@ -69,10 +69,21 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   *taken = false;
   PyUFuncObject *uf = reinterpret_cast<PyUFuncObject *>(callable);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  // An output may come as the last positional argument: NumPy's temporary
-  // elision turns `t + x`, for a temporary t, into add(t, x, t).
+  // An output may come as the last positional argument (NumPy's temporary
+  // elision turns `t + x`, for a temporary t, into add(t, x, t)) or as the
+  // only keyword, `out=` (an array, or a tuple of one).
   PyObject *out = nargs == uf->nin + 1 ? args[uf->nin] : nullptr;
-  if (!settings().enabled || settings().strict_errors || kwnames || uf->nout != 1 ||
+  if (kwnames) {
+    if (PyTuple_GET_SIZE(kwnames) != 1 || nargs != uf->nin ||
+        PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") != 0)
+      return nullptr;
+    out = args[nargs];
+    if (PyTuple_CheckExact(out)) {
+      if (PyTuple_GET_SIZE(out) != 1) return nullptr;
+      out = PyTuple_GET_ITEM(out, 0);
+    }
+  }
+  if (!settings().enabled || settings().strict_errors || uf->nout != 1 ||
       (nargs != uf->nin && !out) || uf->nin > kMaxInputs || uf->core_enabled)
     return nullptr;
   if (out &&

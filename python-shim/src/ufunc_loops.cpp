@@ -50,7 +50,7 @@ vectorcallfunc g_numpy_vectorcall = nullptr;  // NumPy's, the same for every ufu
 
 PyObject *ufunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                            PyObject *kwnames) {
-  if (!kwnames) {
+  {
     bool taken = false;
     PyObject *result = try_whole_call(callable, args, nargsf, kwnames, &taken);
     if (taken) return result;

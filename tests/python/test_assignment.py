@@ -135,6 +135,10 @@ ND_CASES = {
     "float32": lambda g: g.astype(np.float32)[1:, 1:] * 0.5,
     "float32_big_scalar": lambda g: g.astype(np.float32)[1:, 1:] * 1e300,  # NumPy: float64
     "transposed": lambda g: g.T[1:, 1:] + g.T[:-1, :-1],  # left to NumPy's layout rules
+    "out_keyword": lambda g: (lambda o: (np.add(g[:-2, 1:-1], g[2:, 1:-1], out=o[1:-1, 1:-1]),
+                                         o)[1])(np.zeros_like(g)),
+    "out_tuple": lambda g: (lambda o: (np.multiply(g[1:, 1:], 3.0, out=(o,)), o)[1])(
+        np.zeros((299, 399))),
 }
 
 
