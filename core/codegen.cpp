@@ -22,39 +22,67 @@ std::string shader_text(const char *name) {
 }
 
 // The compute type an op's loop works in, which is its first input's.
-const DtypeInfo &loop_type(const KernelSpec &s) { return dtype_info(s.operands[0].dtype); }
+const DtypeInfo &loop_type(const KernelSpec &s) {
+  return dtype_info(s.operands[0].dtype);
+}
 
 // The float64 math function an op's float loops call (float32 computes in
 // float64 and rounds once), or null.
 const char *math_f64_function(npvk_op op) {
   switch (op) {
-    case NPVK_OP_EXP: return "npvk_exp_f64";
-    case NPVK_OP_LOG: return "npvk_log_f64";
+    case NPVK_OP_EXP:
+      return "npvk_exp_f64";
+    case NPVK_OP_LOG:
+      return "npvk_log_f64";
     case NPVK_OP_POWER:
-    case NPVK_OP_FLOAT_POWER: return "npvk_pow_f64";
-    case NPVK_OP_EXP2: return "npvk_exp2_f64";
-    case NPVK_OP_EXPM1: return "npvk_expm1_f64";
-    case NPVK_OP_LOG2: return "npvk_log2_f64";
-    case NPVK_OP_LOG10: return "npvk_log10_f64";
-    case NPVK_OP_LOG1P: return "npvk_log1p_f64";
-    case NPVK_OP_LOGADDEXP: return "npvk_logaddexp_f64";
-    case NPVK_OP_LOGADDEXP2: return "npvk_logaddexp2_f64";
-    case NPVK_OP_CBRT: return "npvk_cbrt_f64";
-    case NPVK_OP_SIN: return "npvk_sin_f64";
-    case NPVK_OP_COS: return "npvk_cos_f64";
-    case NPVK_OP_TAN: return "npvk_tan_f64";
-    case NPVK_OP_ARCSIN: return "npvk_asin_f64";
-    case NPVK_OP_ARCCOS: return "npvk_acos_f64";
-    case NPVK_OP_ARCTAN: return "npvk_atan_f64";
-    case NPVK_OP_ARCTAN2: return "npvk_atan2_f64";
-    case NPVK_OP_HYPOT: return "npvk_hypot_f64";
-    case NPVK_OP_SINH: return "npvk_sinh_f64";
-    case NPVK_OP_COSH: return "npvk_cosh_f64";
-    case NPVK_OP_TANH: return "npvk_tanh_f64";
-    case NPVK_OP_ARCSINH: return "npvk_asinh_f64";
-    case NPVK_OP_ARCCOSH: return "npvk_acosh_f64";
-    case NPVK_OP_ARCTANH: return "npvk_atanh_f64";
-    default: return nullptr;
+    case NPVK_OP_FLOAT_POWER:
+      return "npvk_pow_f64";
+    case NPVK_OP_EXP2:
+      return "npvk_exp2_f64";
+    case NPVK_OP_EXPM1:
+      return "npvk_expm1_f64";
+    case NPVK_OP_LOG2:
+      return "npvk_log2_f64";
+    case NPVK_OP_LOG10:
+      return "npvk_log10_f64";
+    case NPVK_OP_LOG1P:
+      return "npvk_log1p_f64";
+    case NPVK_OP_LOGADDEXP:
+      return "npvk_logaddexp_f64";
+    case NPVK_OP_LOGADDEXP2:
+      return "npvk_logaddexp2_f64";
+    case NPVK_OP_CBRT:
+      return "npvk_cbrt_f64";
+    case NPVK_OP_SIN:
+      return "npvk_sin_f64";
+    case NPVK_OP_COS:
+      return "npvk_cos_f64";
+    case NPVK_OP_TAN:
+      return "npvk_tan_f64";
+    case NPVK_OP_ARCSIN:
+      return "npvk_asin_f64";
+    case NPVK_OP_ARCCOS:
+      return "npvk_acos_f64";
+    case NPVK_OP_ARCTAN:
+      return "npvk_atan_f64";
+    case NPVK_OP_ARCTAN2:
+      return "npvk_atan2_f64";
+    case NPVK_OP_HYPOT:
+      return "npvk_hypot_f64";
+    case NPVK_OP_SINH:
+      return "npvk_sinh_f64";
+    case NPVK_OP_COSH:
+      return "npvk_cosh_f64";
+    case NPVK_OP_TANH:
+      return "npvk_tanh_f64";
+    case NPVK_OP_ARCSINH:
+      return "npvk_asinh_f64";
+    case NPVK_OP_ARCCOSH:
+      return "npvk_acosh_f64";
+    case NPVK_OP_ARCTANH:
+      return "npvk_atanh_f64";
+    default:
+      return nullptr;
   }
 }
 
@@ -71,14 +99,19 @@ bool uses_math_f64(const KernelSpec &s) {
 }
 
 // "C(0)" in the compute type of `d`.
-std::string zero(const DtypeInfo &d) { return std::string(d.glsl_compute) + "(0)"; }
+std::string zero(const DtypeInfo &d) {
+  return std::string(d.glsl_compute) + "(0)";
+}
 
 // C's truthiness of a value in compute type `d`; NaN is true.
 std::string truth(const DtypeInfo &d, const std::string &x) {
   switch (d.kind) {
-    case DtypeKind::Bool: return x;
-    case DtypeKind::Float: return "!(" + x + " == " + zero(d) + ")";
-    default: return "(" + x + " != " + zero(d) + ")";
+    case DtypeKind::Bool:
+      return x;
+    case DtypeKind::Float:
+      return "!(" + x + " == " + zero(d) + ")";
+    default:
+      return "(" + x + " != " + zero(d) + ")";
   }
 }
 
@@ -90,9 +123,12 @@ std::string cast_expr(const DtypeInfo &from, const DtypeInfo &to, const std::str
     // a signed integer wide enough for the target, then truncation.
     switch (to.dtype) {
       case NPVK_UINT8:
-      case NPVK_UINT16: return "uint(int(" + x + "))";
-      case NPVK_UINT32: return "uint(int64_t(" + x + "))";
-      default: return std::string(to.glsl_compute) + "(" + x + ")";
+      case NPVK_UINT16:
+        return "uint(int(" + x + "))";
+      case NPVK_UINT32:
+        return "uint(int64_t(" + x + "))";
+      default:
+        return std::string(to.glsl_compute) + "(" + x + ")";
     }
   }
   if (std::string(from.glsl_compute) == to.glsl_compute) return x;
@@ -123,27 +159,43 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     return b ? "(int(" + a[0] + ") " + o + " int(" + a[1] + "))" : bin(o);
   };
   switch (s.op) {
-    case NPVK_OP_ADD: return b ? bin("||") : bin("+");
-    case NPVK_OP_SUBTRACT: return bin("-");
-    case NPVK_OP_MULTIPLY: return b ? bin("&&") : bin("*");
+    case NPVK_OP_ADD:
+      return b ? bin("||") : bin("+");
+    case NPVK_OP_SUBTRACT:
+      return bin("-");
+    case NPVK_OP_MULTIPLY:
+      return b ? bin("&&") : bin("*");
     case NPVK_OP_TRUE_DIVIDE:
       return f ? bin("/") : "(double(" + a[0] + ") / double(" + a[1] + "))";
-    case NPVK_OP_FLOOR_DIVIDE: return call("npvk_floor_divide", 2);
-    case NPVK_OP_REMAINDER: return call("npvk_remainder", 2);
-    case NPVK_OP_FMOD: return call("npvk_fmod", 2);
-    case NPVK_OP_NEGATIVE: return u ? "(" + zero(t) + " - " + a[0] + ")" : "(-" + a[0] + ")";
-    case NPVK_OP_POSITIVE: return a[0];
+    case NPVK_OP_FLOOR_DIVIDE:
+      return call("npvk_floor_divide", 2);
+    case NPVK_OP_REMAINDER:
+      return call("npvk_remainder", 2);
+    case NPVK_OP_FMOD:
+      return call("npvk_fmod", 2);
+    case NPVK_OP_NEGATIVE:
+      return u ? "(" + zero(t) + " - " + a[0] + ")" : "(-" + a[0] + ")";
+    case NPVK_OP_POSITIVE:
+      return a[0];
     case NPVK_OP_ABSOLUTE:
       if (f) return call("npvk_fabs", 1);
-      if (t.kind == DtypeKind::Signed) return "(" + a[0] + " < " + zero(t) + " ? -" + a[0] + " : " + a[0] + ")";
+      if (t.kind == DtypeKind::Signed)
+        return "(" + a[0] + " < " + zero(t) + " ? -" + a[0] + " : " + a[0] + ")";
       return a[0];
-    case NPVK_OP_FABS: return call("npvk_fabs", 1);
-    case NPVK_OP_SQUARE: return "(" + a[0] + " * " + a[0] + ")";
-    case NPVK_OP_SQRT: return call("sqrt", 1);
-    case NPVK_OP_POWER: return f ? math("npvk_pow_f64", 2) : call("npvk_power", 2);
-    case NPVK_OP_CONJUGATE: return a[0];
-    case NPVK_OP_SIGN: return call("npvk_sign", 1);
-    case NPVK_OP_HEAVISIDE: return call("npvk_heaviside", 2);
+    case NPVK_OP_FABS:
+      return call("npvk_fabs", 1);
+    case NPVK_OP_SQUARE:
+      return "(" + a[0] + " * " + a[0] + ")";
+    case NPVK_OP_SQRT:
+      return call("sqrt", 1);
+    case NPVK_OP_POWER:
+      return f ? math("npvk_pow_f64", 2) : call("npvk_power", 2);
+    case NPVK_OP_CONJUGATE:
+      return a[0];
+    case NPVK_OP_SIGN:
+      return call("npvk_sign", 1);
+    case NPVK_OP_HEAVISIDE:
+      return call("npvk_heaviside", 2);
     case NPVK_OP_RECIPROCAL:
       return f ? "(" + std::string(t.glsl_compute) + "(1) / " + a[0] + ")"
                : call("npvk_reciprocal", 1);
@@ -157,8 +209,10 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
       return "(" + a[0] +
              (f32 ? " * uintBitsToFloat(0x42652ee0u))"
                   : " * uint64BitsToDouble(0x404ca5dc1a63c1f8ul))");
-    case NPVK_OP_NEXTAFTER: return call("npvk_nextafter", 2);
-    case NPVK_OP_SPACING: return call("npvk_spacing", 1);
+    case NPVK_OP_NEXTAFTER:
+      return call("npvk_nextafter", 2);
+    case NPVK_OP_SPACING:
+      return call("npvk_spacing", 1);
     case NPVK_OP_LDEXP: {
       // C's int exponent: NumPy clamps an int64 one to INT_MIN..INT_MAX; anything past
       // +-4000 already gives 0 or inf.
@@ -166,8 +220,10 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
       return "npvk_ldexp(" + a[0] + ", int(clamp(" + a[1] + ", " + e + "(-4000), " + e +
              "(4000))))";
     }
-    case NPVK_OP_GCD: return call("npvk_gcd", 2);
-    case NPVK_OP_LCM: return call("npvk_lcm", 2);
+    case NPVK_OP_GCD:
+      return call("npvk_gcd", 2);
+    case NPVK_OP_LCM:
+      return call("npvk_lcm", 2);
     case NPVK_OP_MAXIMUM:
     case NPVK_OP_FMAX:
       if (b) return bin("||");
@@ -178,33 +234,59 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
       if (b) return bin("&&");
       if (f) return call(s.op == NPVK_OP_MINIMUM ? "npvk_minimum" : "npvk_fmin", 2);
       return "(" + a[0] + " <= " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
-    case NPVK_OP_EQUAL: return bin("==");
-    case NPVK_OP_NOT_EQUAL: return "!" + bin("==");
-    case NPVK_OP_LESS: return cmp("<");
-    case NPVK_OP_LESS_EQUAL: return cmp("<=");
-    case NPVK_OP_GREATER: return cmp(">");
-    case NPVK_OP_GREATER_EQUAL: return cmp(">=");
-    case NPVK_OP_LOGICAL_AND: return "(" + truth(t, a[0]) + " && " + truth(t, a[1]) + ")";
-    case NPVK_OP_LOGICAL_OR: return "(" + truth(t, a[0]) + " || " + truth(t, a[1]) + ")";
-    case NPVK_OP_LOGICAL_XOR: return "(" + truth(t, a[0]) + " != " + truth(t, a[1]) + ")";
-    case NPVK_OP_LOGICAL_NOT: return "!" + truth(t, a[0]);
-    case NPVK_OP_BITWISE_AND: return b ? bin("&&") : bin("&");
-    case NPVK_OP_BITWISE_OR: return b ? bin("||") : bin("|");
-    case NPVK_OP_BITWISE_XOR: return b ? bin("!=") : bin("^");
-    case NPVK_OP_INVERT: return b ? "!" + a[0] : "~" + a[0];
-    case NPVK_OP_LEFT_SHIFT: return call("npvk_left_shift", 2);
-    case NPVK_OP_RIGHT_SHIFT: return call("npvk_right_shift", 2);
-    case NPVK_OP_FLOOR: return call("floor", 1);
-    case NPVK_OP_CEIL: return call("ceil", 1);
-    case NPVK_OP_TRUNC: return call("trunc", 1);
-    case NPVK_OP_RINT: return call("roundEven", 1);
-    case NPVK_OP_COPYSIGN: return call("npvk_copysign", 2);
+    case NPVK_OP_EQUAL:
+      return bin("==");
+    case NPVK_OP_NOT_EQUAL:
+      return "!" + bin("==");
+    case NPVK_OP_LESS:
+      return cmp("<");
+    case NPVK_OP_LESS_EQUAL:
+      return cmp("<=");
+    case NPVK_OP_GREATER:
+      return cmp(">");
+    case NPVK_OP_GREATER_EQUAL:
+      return cmp(">=");
+    case NPVK_OP_LOGICAL_AND:
+      return "(" + truth(t, a[0]) + " && " + truth(t, a[1]) + ")";
+    case NPVK_OP_LOGICAL_OR:
+      return "(" + truth(t, a[0]) + " || " + truth(t, a[1]) + ")";
+    case NPVK_OP_LOGICAL_XOR:
+      return "(" + truth(t, a[0]) + " != " + truth(t, a[1]) + ")";
+    case NPVK_OP_LOGICAL_NOT:
+      return "!" + truth(t, a[0]);
+    case NPVK_OP_BITWISE_AND:
+      return b ? bin("&&") : bin("&");
+    case NPVK_OP_BITWISE_OR:
+      return b ? bin("||") : bin("|");
+    case NPVK_OP_BITWISE_XOR:
+      return b ? bin("!=") : bin("^");
+    case NPVK_OP_INVERT:
+      return b ? "!" + a[0] : "~" + a[0];
+    case NPVK_OP_LEFT_SHIFT:
+      return call("npvk_left_shift", 2);
+    case NPVK_OP_RIGHT_SHIFT:
+      return call("npvk_right_shift", 2);
+    case NPVK_OP_FLOOR:
+      return call("floor", 1);
+    case NPVK_OP_CEIL:
+      return call("ceil", 1);
+    case NPVK_OP_TRUNC:
+      return call("trunc", 1);
+    case NPVK_OP_RINT:
+      return call("roundEven", 1);
+    case NPVK_OP_COPYSIGN:
+      return call("npvk_copysign", 2);
     // NumPy's bool and integer loops: never NaN or infinite.
-    case NPVK_OP_ISNAN: return f ? call("npvk_isnan", 1) : "false";
-    case NPVK_OP_ISINF: return f ? call("npvk_isinf", 1) : "false";
-    case NPVK_OP_ISFINITE: return f ? call("npvk_isfinite", 1) : "true";
-    case NPVK_OP_SIGNBIT: return call("npvk_signbit", 1);
-    case NPVK_OP_WHERE: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case NPVK_OP_ISNAN:
+      return f ? call("npvk_isnan", 1) : "false";
+    case NPVK_OP_ISINF:
+      return f ? call("npvk_isinf", 1) : "false";
+    case NPVK_OP_ISFINITE:
+      return f ? call("npvk_isfinite", 1) : "true";
+    case NPVK_OP_SIGNBIT:
+      return call("npvk_signbit", 1);
+    case NPVK_OP_WHERE:
+      return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
     case NPVK_OP_CAST:
       return cast_expr(t, dtype_info(s.operands[1].dtype), a[0]);
     default:
@@ -284,6 +366,30 @@ std::string is_finite(const DtypeInfo &d, const std::string &x) {
              : "((floatBitsToUint(" + x + ") & 0x7f800000u) != 0x7f800000u)";
 }
 
+// True where a float op is at its pole: the infinities NumPy's loops report
+// there are divisions by zero, not overflows.
+std::string zero_division_test(const KernelSpec &s, const std::vector<std::string> &a) {
+  const DtypeInfo &in = loop_type(s);
+  switch (s.op) {
+    case NPVK_OP_TRUE_DIVIDE:
+    case NPVK_OP_FLOOR_DIVIDE:
+      return a[1] + " == " + zero(in);
+    case NPVK_OP_LOG:
+    case NPVK_OP_LOG2:
+    case NPVK_OP_LOG10:
+    case NPVK_OP_RECIPROCAL:
+    case NPVK_OP_POWER:
+    case NPVK_OP_FLOAT_POWER:
+      return a[0] + " == " + zero(in);
+    case NPVK_OP_LOG1P:
+      return a[0] + " == " + std::string(in.glsl_compute) + "(-1)";
+    case NPVK_OP_ARCTANH:
+      return "abs(" + a[0] + ") == " + std::string(in.glsl_compute) + "(1)";
+    default:
+      return "false";
+  }
+}
+
 // The floating-point exceptions NumPy's loop would raise for this element,
 // OR-ed into the dispatch's flag word (docs/ops.md, "Floating-point errors"):
 // a NaN from non-NaN inputs is invalid; an infinity from finite inputs is a
@@ -304,25 +410,7 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
       any_nan += " || " + is_nan(in, a[k]);
       all_finite += " && " + is_finite(in, a[k]);
     }
-    std::string zero_division;
-    switch (s.op) {
-      case NPVK_OP_TRUE_DIVIDE:
-      case NPVK_OP_FLOOR_DIVIDE: zero_division = a[1] + " == " + zero(in); break;
-      // The ops whose pole NumPy's loops report as a division by zero.
-      case NPVK_OP_LOG:
-      case NPVK_OP_LOG2:
-      case NPVK_OP_LOG10:
-      case NPVK_OP_RECIPROCAL:
-      case NPVK_OP_POWER:
-      case NPVK_OP_FLOAT_POWER: zero_division = a[0] + " == " + zero(in); break;
-      case NPVK_OP_LOG1P:
-        zero_division = a[0] + " == " + std::string(in.glsl_compute) + "(-1)";
-        break;
-      case NPVK_OP_ARCTANH:
-        zero_division = "abs(" + a[0] + ") == " + std::string(in.glsl_compute) + "(1)";
-        break;
-      default: zero_division = "false"; break;
-    }
+    const std::string zero_division = zero_division_test(s, a);
     // Only a NaN or infinite result can raise anything: one test of the
     // result's exponent per element, the rest in the rare branch.
     code += "    if (!" + is_finite(res, "r") + ") {\n";
@@ -332,8 +420,8 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
             ") ? 1u : 2u;\n";
     code += "    if (fpe != 0u) atomicOr(FpFlags(" + flags + ").v, fpe);\n    }\n";
     return code;
-  } else if (is_integer(in.dtype) && (s.op == NPVK_OP_FLOOR_DIVIDE ||
-                                      s.op == NPVK_OP_REMAINDER || s.op == NPVK_OP_FMOD)) {
+  } else if (is_integer(in.dtype) &&
+             (s.op == NPVK_OP_FLOOR_DIVIDE || s.op == NPVK_OP_REMAINDER || s.op == NPVK_OP_FMOD)) {
     code += "    uint fpe = (" + a[1] + " == " + zero(in) + ") ? 1u : 0u;\n";
     if (s.op == NPVK_OP_FLOOR_DIVIDE && in.kind == DtypeKind::Signed) {
       // MIN is written as -MAX - 1: the literal MIN itself overflows in GLSL.
@@ -348,6 +436,35 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
   // Rare, so the atomic costs nothing in the common case.
   code += "    if (fpe != 0u) atomicOr(FpFlags(" + flags + ").v, fpe);\n";
   return code;
+}
+
+// Each op's FP exceptions on one element, without a branch (used where the
+// element cannot be recomputed; see generate_glsl). A float value's class
+// is 0 finite, 1 infinite, 3 NaN. An op raises only what its operands did
+// not bring: t = class(r) & ~(operands' classes) is 1 for a new infinity
+// (overflow, or division by zero at the op's pole) and 2 or 3 for a new NaN
+// (invalid). Each op ORs 1 << t into a register of its own, which
+// fp_flags_publish turns into NumPy's flag bits once per invocation.
+std::string fp_class(const DtypeInfo &d, const std::string &x) {
+  if (d.kind != DtypeKind::Float && std::string(d.glsl_compute) != "double") return "0u";
+  return "(" + is_finite(d, x) + " ? 0u : (" + is_nan(d, x) + " ? 3u : 1u))";
+}
+
+std::string fp_flags_accumulate(const KernelSpec &s, const std::vector<std::string> &a,
+                                const std::vector<std::string> &operand_class,
+                                const std::string &result_class, const std::string &acc) {
+  std::string brought = "0u";
+  for (uint32_t k = 0; k < s.nin; ++k) brought += " | " + operand_class[k];
+  std::string code = "    uint t = " + result_class + " & ~(" + brought + ");\n";
+  const std::string pole = zero_division_test(s, a);
+  if (pole == "false") return code + "    " + acc + " |= 1u << t;\n";
+  return code + "    " + acc + " |= (t == 1u && (" + pole + ")) ? 16u : (1u << t);\n";
+}
+
+std::string fp_flags_publish(const std::string &acc, const std::string &flags) {
+  return "  {\n    uint f = ((" + acc + " & 2u) != 0u ? 2u : 0u) | ((" + acc +
+         " & 12u) != 0u ? 8u : 0u) | ((" + acc + " & 16u) != 0u ? 1u : 0u);\n" +
+         "    if (f != 0u) atomicOr(FpFlags(" + flags + ").v, f);\n  }\n";
 }
 
 }  // namespace glsl
@@ -466,6 +583,8 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
   std::ostringstream out;
   // Which memory slots the loop loads from or stores to.
   std::vector<bool> loaded(nslots, false), touched(nslots, false);
+  // Slots an element loads and then overwrites (in-place updates).
+  std::vector<bool> overwritten(nslots, false);
   {
     std::vector<bool> written(nslots, false);
     for (const FusedKernelSpec::Step &st : s.steps) {
@@ -473,8 +592,10 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
         if (!written[st.slot[k]] && !s.slots[st.slot[k]].scalar) loaded[st.slot[k]] = true;
       for (uint32_t k = st.op.nin; k < st.op.count(); ++k) written[st.slot[k]] = true;
     }
-    for (uint32_t k = 0; k < nslots; ++k)
+    for (uint32_t k = 0; k < nslots; ++k) {
       touched[k] = loaded[k] || (written[k] && s.slots[k].stored);
+      overwritten[k] = loaded[k] && written[k] && s.slots[k].stored;
+    }
   }
   std::set<npvk_dtype> stored_types;
   for (uint32_t k = 0; k < nslots; ++k)
@@ -512,55 +633,86 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
     out << "  const " << d.glsl_compute << " " << value[k] << " = " << scalar_load(d, base[k])
         << ";\n";
   }
-  out << "  for (uint64_t i = uint64_t(gl_GlobalInvocationID.x); i < pc.count; i += step) {\n";
-  std::vector<std::string> offset(nslots, "i");
-  if (!s.contiguous) {
-    // Shape, then each slot's element strides, as the planner merged them.
-    const char *index_t = s.narrow_index ? "uint" : "int64_t";
-    out << "    " << index_t << " rest = " << index_t << "(i);\n";
-    for (uint32_t k = 0; k < nslots; ++k) {
-      if (!touched[k]) continue;
-      offset[k] = "o" + std::to_string(k);
-      out << "    int64_t " << offset[k] << " = 0l;\n";
-    }
-    for (int d = int(s.rank) - 1; d >= 0; --d) {
-      out << "    {\n      " << index_t << " extent = " << index_t << "(m.v[" << extra + d << "]);\n"
-          << "      int64_t c = int64_t(" << (d == 0 ? "rest" : "rest % extent") << ");\n";
-      if (d > 0) out << "      rest /= extent;\n";
-      for (uint32_t k = 0; k < nslots; ++k)
-        if (touched[k])
-          out << "      " << offset[k] << " += c * m.v[" << extra + s.rank * (k + 1) + d << "];\n";
-      out << "    }\n";
-    }
-  }
-  // Loaded values stay in l<k>: the rare path below starts over from them
-  // (the element's own stores may have overwritten memory by then).
-  for (uint32_t k = 0; k < nslots; ++k) {
-    if (s.slots[k].scalar) continue;
-    const DtypeInfo &d = dtype_info(s.slots[k].dtype);
-    value[k] = "v" + std::to_string(k);
-    if (loaded[k])
-      out << "    const " << d.glsl_compute << " l" << k << " = "
-          << loaded_value(d, element_ref(d, base[k], offset[k])) << ";\n";
-    out << "    " << d.glsl_compute << " " << value[k];
-    if (loaded[k]) out << " = l" << k;
-    out << ";\n";
-  }
-  // Floating-point exceptions: the common path only notes whether any float
-  // result was NaN or infinite (a branch and an atomic per op cost lavapipe
-  // about as much as the arithmetic); only then does the rare path compute
-  // the element again with each op's full flag code, storing nothing.
+  // Floating-point exceptions. A float op raises something only where its
+  // result is NaN or infinite, which is rare, but llvmpipe runs both sides
+  // of every branch under a lane mask: a per-element rare branch costs what
+  // the element costs. So the loop only notes whether any result was not
+  // finite, and a second loop runs after it, in the invocations that noted
+  // one, that loads the operands again and computes each op's flags,
+  // storing nothing. On llvmpipe its masked-off body costs one element per
+  // invocation. Ops that depend on a value the element overwrote in place
+  // ("tainted": an accumulation `s += x`) cannot be recomputed there; they
+  // compute their flags in the first loop, without a branch, from the
+  // classes of their values (fp_flags_accumulate). Each op's flags gather in
+  // a register, published after the loops by one atomic per op per
+  // invocation.
   auto float_flags = [](const KernelSpec &op) {
     const DtypeInfo &res = result_type(op);
     return op.op != NPVK_OP_CAST && op.op != NPVK_OP_WHERE &&
            (res.kind == DtypeKind::Float || std::string(res.glsl_compute) == "double");
   };
-  bool any_float_flags = false;
-  for (const FusedKernelSpec::Step &st : s.steps) any_float_flags |= float_flags(st.op);
-  // A uint, not a bool: `||` would be a branch per op.
-  if (any_float_flags) out << "    uint nonfinite = 0u;\n";
-  auto emit_steps = [&](bool rare) {
+  std::vector<bool> tainted_step(s.steps.size(), false);
+  bool any_rare_flags = false;
+  {
+    std::vector<bool> tainted = overwritten;
     for (size_t j = 0; j < s.steps.size(); ++j) {
+      const FusedKernelSpec::Step &st = s.steps[j];
+      for (uint32_t k = 0; k < st.op.nin; ++k)
+        tainted_step[j] = tainted_step[j] || tainted[st.slot[k]];
+      for (uint32_t k = st.op.nin; k < st.op.count(); ++k) tainted[st.slot[k]] = tainted_step[j];
+      any_rare_flags |= float_flags(st.op) && !tainted_step[j];
+    }
+  }
+  for (size_t j = 0; j < s.steps.size(); ++j)
+    if (float_flags(s.steps[j].op)) out << "  uint fl" << j << " = 0u;\n";
+  if (any_rare_flags) out << "  uint nonfinite = 0u;\n";
+
+  auto emit_loop = [&](bool rare) {
+    out << "  for (uint64_t i = uint64_t(gl_GlobalInvocationID.x); i < pc.count; i += step) {\n";
+    std::vector<std::string> offset(nslots, "i");
+    if (!s.contiguous) {
+      // Shape, then each slot's element strides, as the planner merged them.
+      const char *index_t = s.narrow_index ? "uint" : "int64_t";
+      out << "    " << index_t << " rest = " << index_t << "(i);\n";
+      for (uint32_t k = 0; k < nslots; ++k) {
+        if (!touched[k]) continue;
+        offset[k] = "o" + std::to_string(k);
+        out << "    int64_t " << offset[k] << " = 0l;\n";
+      }
+      for (int d = int(s.rank) - 1; d >= 0; --d) {
+        out << "    {\n      " << index_t << " extent = " << index_t << "(m.v[" << extra + d
+            << "]);\n";
+        if (d > 0 && s.narrow_index) {
+          // No CPU has a vector integer division: a multiply by the extent's
+          // magic number and a shift (division_magic()) instead.
+          out << "      uint64_t magic = uint64_t(m.v[" << extra + s.rank * (nslots + 1) + d
+              << "]);\n"
+              << "      uint q = uint((uint64_t(rest) * (magic & 0xFFFFFFFFul)) >> (magic >> "
+                 "32));\n"
+              << "      int64_t c = int64_t(rest - q * extent);\n"
+              << "      rest = q;\n";
+        } else {
+          out << "      int64_t c = int64_t(" << (d == 0 ? "rest" : "rest % extent") << ");\n";
+          if (d > 0) out << "      rest /= extent;\n";
+        }
+        for (uint32_t k = 0; k < nslots; ++k)
+          if (touched[k])
+            out << "      " << offset[k] << " += c * m.v[" << extra + s.rank * (k + 1) + d
+                << "];\n";
+        out << "    }\n";
+      }
+    }
+    for (uint32_t k = 0; k < nslots; ++k) {
+      if (s.slots[k].scalar) continue;
+      const DtypeInfo &d = dtype_info(s.slots[k].dtype);
+      value[k] = "v" + std::to_string(k);
+      out << "    " << d.glsl_compute << " " << value[k];
+      if (loaded[k] && !(rare && overwritten[k]))
+        out << " = " << loaded_value(d, element_ref(d, base[k], offset[k]));
+      out << ";\n";
+    }
+    for (size_t j = 0; j < s.steps.size(); ++j) {
+      if (rare && tainted_step[j]) continue;
       const FusedKernelSpec::Step &st = s.steps[j];
       const KernelSpec &op = st.op;
       out << "    {  // " << op_info(op.op).name << "\n";
@@ -573,16 +725,20 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
       }
       const DtypeInfo &res = result_type(op);
       // `precise` forbids the driver from contracting or reassociating, which
-      // would change the last bit compared with NumPy; it also keeps fused ops
-      // from merging into one another.
+      // would change the last bit compared with NumPy; it also keeps fused
+      // ops from merging into one another.
       out << "    " << (res.kind == DtypeKind::Float ? "precise " : "") << res.glsl_compute
           << " r = " << op_expr(op, args) << ";\n";
-      const std::string flags = "pc.flags + " + std::to_string(4 * j) + "ul";
-      if (float_flags(op)) {
-        if (rare) out << fp_flags_code(op, args, flags);
-        else out << "    nonfinite |= uint(!" << is_finite(res, "r") << ");\n";
+      if (float_flags(op) && (rare || tainted_step[j])) {
+        std::vector<std::string> operand_class;
+        for (uint32_t k = 0; k < op.nin; ++k)
+          operand_class.push_back(fp_class(dtype_info(op.operands[k].dtype), args[k]));
+        out << fp_flags_accumulate(op, args, operand_class, fp_class(res, "r"),
+                                   "fl" + std::to_string(j));
+      } else if (float_flags(op)) {
+        out << "    nonfinite |= uint(!" << is_finite(res, "r") << ");\n";
       } else if (!rare) {
-        out << fp_flags_code(op, args, flags);  // integer division: rare and cheap to test
+        out << fp_flags_code(op, args, "pc.flags + " + std::to_string(4 * j) + "ul");
       }
       for (uint32_t k = op.nin; k < op.count(); ++k) {
         const uint32_t slot = st.slot[k];
@@ -595,16 +751,19 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
       }
       out << "    }\n";
     }
+    out << "  }\n";
   };
-  emit_steps(false);
-  if (any_float_flags) {
-    out << "    if (nonfinite != 0u) {\n";
-    for (uint32_t k = 0; k < nslots; ++k)
-      if (loaded[k]) out << "    " << value[k] << " = l" << k << ";\n";
-    emit_steps(true);
-    out << "    }\n";
+  emit_loop(false);
+  if (any_rare_flags) {
+    out << "  if (nonfinite != 0u) {\n";
+    emit_loop(true);
+    out << "  }\n";
   }
-  out << "  }\n}\n";
+  for (size_t j = 0; j < s.steps.size(); ++j)
+    if (float_flags(s.steps[j].op))
+      out << fp_flags_publish("fl" + std::to_string(j),
+                              "pc.flags + " + std::to_string(4 * j) + "ul");
+  out << "}\n";
   return out.str();
 }
 

@@ -45,11 +45,11 @@ const vk::PushLayout &expected_push_layout() {
   // Never destroyed: managed memory's atexit handler may flush, and compile,
   // after the destructors of statics constructed later than its registration
   // ran (ASan: a use after free when the first kernel was built at a fork).
-  static const vk::PushLayout *layout = new vk::PushLayout{
-      sizeof(PushConstants),
-      {offsetof(PushConstants, operand), offsetof(PushConstants, meta),
-       offsetof(PushConstants, count), offsetof(PushConstants, tables),
-       offsetof(PushConstants, flags)}};
+  static const vk::PushLayout *layout =
+      new vk::PushLayout{sizeof(PushConstants),
+                         {offsetof(PushConstants, operand), offsetof(PushConstants, meta),
+                          offsetof(PushConstants, count), offsetof(PushConstants, tables),
+                          offsetof(PushConstants, flags)}};
   return *layout;
 }
 
@@ -185,16 +185,17 @@ std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
   return buffer;
 }
 
-void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size,
-                       bool to_device) {
+void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device) {
   if (size == 0) return;
   Profiler::Scope scope(profiler_, to_device ? Phase::ToDevice : Phase::ToHost);
   vk::DeviceBuffer &dev = *buffer.device;
   if (void *mapped = dev.mapped()) {
     uint8_t *device_bytes = static_cast<uint8_t *>(mapped) + offset;
     if (device_bytes == host) return;  // zero-copy: the same bytes
-    if (to_device) std::memcpy(device_bytes, host, size);
-    else std::memcpy(host, device_bytes, size);
+    if (to_device)
+      std::memcpy(device_bytes, host, size);
+    else
+      std::memcpy(host, device_bytes, size);
   } else {
     // Copy through host pages the device can reach: the wrapped pages
     // themselves when imported, else a staging buffer.
@@ -205,7 +206,8 @@ void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t siz
       endpoint = buffer.host_pages.get();
       endpoint_offset = offset;
     } else {
-      staging = std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::HostVisible);
+      staging =
+          std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::HostVisible);
       endpoint = staging.get();
       if (to_device) std::memcpy(staging->mapped(), host, size);
     }
@@ -556,6 +558,9 @@ vk::Dispatch Context::dispatch_for(const PlannedKernel &k) {
     d.meta.insert(d.meta.end(), k.space.shape.begin(), k.space.shape.end());
     for (const std::vector<int64_t> &strides : k.space.strides)
       d.meta.insert(d.meta.end(), strides.begin(), strides.end());
+    if (k.spec.narrow_index)
+      for (int64_t extent : k.space.shape)
+        d.meta.push_back(int64_t(division_magic(uint32_t(extent))));
   }
   uint64_t groups = (uint64_t(k.space.count) + kWorkgroupSize - 1) / kWorkgroupSize;
   d.groups = group_count(groups);
@@ -641,8 +646,8 @@ void Context::accumulate(npvk_op op, const View &in, uint32_t axis, const View &
   out.byte_extent(dtype_info(out.dtype).itemsize, out_lo, out_hi);
   // In place is fine (each element is read before its result is stored);
   // any other overlap is not.
-  const bool same = in.buffer == out.buffer && in.offset == out.offset &&
-                    in.dtype == out.dtype && in.strides == out.strides;
+  const bool same = in.buffer == out.buffer && in.offset == out.offset && in.dtype == out.dtype &&
+                    in.strides == out.strides;
   require(same || in.buffer != out.buffer || in_hi <= out_lo || out_hi <= in_lo ||
               views_interleave_apart(in, out),
           NPVK_ERR_INVALID_ARGUMENT, "an accumulation's output overlaps its input");
@@ -689,10 +694,9 @@ void Context::reduce_dispatches(const PlannedKernel &k, uint64_t scratch,
   // dispatches as the device's workgroup count needs; operand[6] is the
   // first item of each.
   auto pass = [&](const ReduceKernelSpec &spec, uint64_t from, uint64_t to, int64_t reduced,
-                  int64_t chunks, bool apply_init, const std::vector<int64_t> &meta,
-                  uint64_t items, const std::vector<vk::Access> &accesses, int64_t r0, int64_t r1) {
-    const Kernel &kernel =
-        kernel_for(spec.key(), [&] { return generate_reduce_glsl(spec); });
+                  int64_t chunks, bool apply_init, const std::vector<int64_t> &meta, uint64_t items,
+                  const std::vector<vk::Access> &accesses, int64_t r0, int64_t r1) {
+    const Kernel &kernel = kernel_for(spec.key(), [&] { return generate_reduce_glsl(spec); });
     const uint64_t per_group = spec.mode == ReduceMode::Workgroup ? 1 : kWorkgroupSize;
     const uint64_t per_dispatch = group_limit * per_group;
     for (uint64_t first = 0; first < items; first += per_dispatch) {
@@ -733,9 +737,8 @@ void Context::reduce_dispatches(const PlannedKernel &k, uint64_t scratch,
   const uint64_t in_address = in.buffer->device->address() + in.offset;
   const uint64_t out_address = out.buffer->device->address() + out.offset;
   if (r.spec.mode == ReduceMode::Scan) {
-    const std::vector<int64_t> meta =
-        table(r.outer, outer_in, outer_out, r.inner.shape,
-              {r.inner.strides[0][0], r.inner.strides[1][0]});
+    const std::vector<int64_t> meta = table(r.outer, outer_in, outer_out, r.inner.shape,
+                                            {r.inner.strides[0][0], r.inner.strides[1][0]});
     for (int64_t r0 = 0; r0 < r.reduced; r0 += loop_budget_)
       pass(r.spec, in_address, out_address, r.reduced, 1, false, meta, uint64_t(r.outputs),
            {read_in, write_out}, r0, std::min(r.reduced, r0 + loop_budget_));
@@ -745,8 +748,8 @@ void Context::reduce_dispatches(const PlannedKernel &k, uint64_t scratch,
   const uint64_t items = uint64_t(r.outputs * r.chunks);
   if (r.chunks == 1) {
     pass(r.spec, in_address, out_address, r.reduced, 1, r.has_init,
-         table(r.outer, outer_in, outer_out, r.inner.shape, inner_in), items,
-         {read_in, write_out}, 0, 0);
+         table(r.outer, outer_in, outer_out, r.inner.shape, inner_in), items, {read_in, write_out},
+         0, 0);
     return;
   }
   // Partial results, C-ordered by result then chunk.
@@ -808,8 +811,7 @@ void Context::matmul(const View &a, const View &b, const View &c) {
     return;
   }
   for (int v = 0; v < 3; ++v)
-    if (views[v]->buffer->managed && observer_)
-      observer_->before_use(*views[v]->buffer, v == 2);
+    if (views[v]->buffer->managed && observer_) observer_->before_use(*views[v]->buffer, v == 2);
   RecordedOp rec;
   rec.spec.op = NPVK_OP_MULTIPLY;
   rec.spec.nin = 2;
@@ -898,7 +900,9 @@ void Context::flush() {
       scratch_at.push_back(scratch_bytes);
       if (k.reduce && k.reduce->chunks > 1)
         scratch_bytes += (uint64_t(k.reduce->outputs * k.reduce->chunks) *
-                              dtype_info(k.reduce->spec.out).itemsize + 255) & ~uint64_t(255);
+                              dtype_info(k.reduce->spec.out).itemsize +
+                          255) &
+                         ~uint64_t(255);
     }
     if (scratch_bytes && (!scratch_ || scratch_->size() < scratch_bytes))
       scratch_ = std::make_unique<vk::DeviceBuffer>(*device_, scratch_bytes * 2,
@@ -955,8 +959,8 @@ void Context::flush() {
       if (k.reduce) {
         // NumPy names a reduction's exceptions "reduce" or "accumulate".
         if (flags)
-          flags |= k.reduce->spec.mode == ReduceMode::Scan ? NPVK_FP_IN_ACCUMULATE
-                                                           : NPVK_FP_IN_REDUCE;
+          flags |=
+              k.reduce->spec.mode == ReduceMode::Scan ? NPVK_FP_IN_ACCUMULATE : NPVK_FP_IN_REDUCE;
       }
       if (!flags) continue;
       uint32_t op = uint32_t(done[op_index].spec.op);

@@ -25,8 +25,12 @@ class KernelBuilder {
  public:
   explicit KernelBuilder(PlannedKernel &k) : k_(k) {}
 
+  // Whether the last add() failed only because the kernel is full.
+  bool full() const { return full_; }
+
   bool add(const RecordedOp &op, size_t index) {
-    if (k_.ops.size() >= kMaxFusedSteps) return false;
+    full_ = k_.ops.size() >= kMaxFusedSteps;
+    if (full_) return false;
     if (!k_.ops.empty() && op.space.full_shape != shape_) return false;
     const uint32_t n = uint32_t(op.operands.size());
     uint8_t slot[kMaxOperands];
@@ -54,7 +58,8 @@ class KernelBuilder {
       }
       slot[k] = uint8_t(found);
     }
-    if (k_.slots.size() + added.size() > kMaxKernelSlots) return false;
+    full_ = k_.slots.size() + added.size() > kMaxKernelSlots;
+    if (full_) return false;
 
     // Commit.
     if (k_.ops.empty()) shape_ = op.space.full_shape;
@@ -120,7 +125,49 @@ class KernelBuilder {
 
   PlannedKernel &k_;
   std::vector<int64_t> shape_;
+  bool full_ = false;
 };
+
+// Where to end a full kernel: after the op (from its second half on) whose
+// cut leaves the fewest dead temporaries written before it and read after it
+// (each would have to be stored and loaded again), the latest on ties. A
+// time-step loop's steps then end at step boundaries, where only the state
+// arrays cross, so every kernel of the loop is the same kernel: one
+// compilation instead of one per phase of the loop against the limit
+// (measured: Black-Scholes compiled 8 kernels for 10 steps, 1 with this).
+size_t best_cut(const std::vector<RecordedOp> &ops, const std::vector<size_t> &kernel,
+                const std::function<bool(const std::shared_ptr<Buffer> &)> &dead) {
+  // How far past the cut a read counts: about the next kernel.
+  const size_t horizon = 2 * kMaxFusedSteps;
+  size_t best = kernel.size() - 1, best_cost = SIZE_MAX;
+  std::unordered_map<const Buffer *, bool> written;  // dead temporaries written so far
+  for (size_t p = 0; p < kernel.size(); ++p) {
+    const RecordedOp &op = ops[kernel[p]];
+    for (size_t k = op.spec.nin; k < op.operands.size(); ++k) {
+      const Buffer *b = op.operands[k].buffer.get();
+      if (b && !op.operands[k].scalar && !written.count(b))
+        written[b] = dead(op.operands[k].buffer);
+    }
+    if (p < kernel.size() / 2) continue;
+    size_t cost = 0;
+    std::unordered_map<const Buffer *, bool> counted;
+    const size_t end = std::min(ops.size(), kernel[p] + 1 + horizon);
+    for (size_t j = kernel[p] + 1; j < end; ++j)
+      for (size_t k = 0; k < ops[j].spec.nin; ++k) {
+        const Buffer *b = ops[j].operands[k].buffer.get();
+        auto w = written.find(b);
+        if (w != written.end() && w->second && !counted[b]) {
+          counted[b] = true;
+          ++cost;
+        }
+      }
+    if (cost <= best_cost) {
+      best_cost = cost;
+      best = p;
+    }
+  }
+  return best;
+}
 
 // Stores that nothing needs: the slot's buffer is dead and no later kernel
 // reads it. (Reads inside the kernel are forwarded in registers.)
@@ -179,6 +226,11 @@ std::vector<PlannedKernel> plan_kernels(
     const std::function<bool(const std::shared_ptr<Buffer> &)> &dead) {
   std::vector<PlannedKernel> kernels;
   std::unique_ptr<KernelBuilder> builder;
+  std::unordered_map<const Buffer *, bool> dead_buffers;
+  auto is_dead = [&](const std::shared_ptr<Buffer> &b) {
+    auto known = dead_buffers.find(b.get());
+    return known != dead_buffers.end() ? known->second : (dead_buffers[b.get()] = dead(b));
+  };
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].space.count == 0) continue;
     if (ops[i].standalone()) {
@@ -188,6 +240,19 @@ std::vector<PlannedKernel> plan_kernels(
     }
     const bool fusible = fuse && uint64_t(ops[i].space.count) >= min_fuse_elements;
     if (fusible && builder && builder->add(ops[i], i)) continue;
+    if (fusible && builder && builder->full()) {
+      const std::vector<size_t> ops_so_far = kernels.back().ops;
+      const size_t cut = best_cut(ops, ops_so_far, is_dead);
+      if (cut + 1 < ops_so_far.size()) {
+        // Rebuild the kernel up to the cut; planning resumes after it.
+        kernels.back() = PlannedKernel();
+        builder = std::make_unique<KernelBuilder>(kernels.back());
+        for (size_t p = 0; p <= cut; ++p) builder->add(ops[ops_so_far[p]], ops_so_far[p]);
+        builder.reset();
+        i = ops_so_far[cut];
+        continue;
+      }
+    }
     kernels.emplace_back();
     builder = std::make_unique<KernelBuilder>(kernels.back());
     builder->add(ops[i], i);  // one op always fits an empty kernel

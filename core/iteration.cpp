@@ -94,4 +94,12 @@ IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
   return space;
 }
 
+uint64_t division_magic(uint32_t divisor) {
+  uint32_t log2_ceil = 0;
+  while ((uint64_t(1) << log2_ceil) < divisor) ++log2_ceil;
+  const uint32_t p = 31 + log2_ceil;
+  const uint64_t m = ((uint64_t(1) << p) + divisor - 1) / divisor;  // p <= 62: no overflow
+  return m | uint64_t(p) << 32;
+}
+
 }  // namespace npvk

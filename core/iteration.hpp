@@ -16,10 +16,10 @@ namespace npvk {
 constexpr int kMaxOperands = 4;
 
 struct IterationSpace {
-  int64_t count = 0;             // elements
-  uint32_t rank = 0;             // after merging; 0 when count is 0 or 1
-  bool contiguous = false;       // rank 1 (or less) with unit stride in every array operand
-  std::vector<int64_t> shape;    // [rank]
+  int64_t count = 0;           // elements
+  uint32_t rank = 0;           // after merging; 0 when count is 0 or 1
+  bool contiguous = false;     // rank 1 (or less) with unit stride in every array operand
+  std::vector<int64_t> shape;  // [rank]
   // [operand][rank]: strides in elements; zero for broadcast dimensions and scalars.
   std::vector<std::vector<int64_t>> strides;
   // Before merging: the output's shape and [operand][its ndim] element strides,
@@ -38,5 +38,14 @@ IterationSpace plan_iteration(const std::vector<const View *> &operands, uint32_
 IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
                                 const std::vector<std::vector<int64_t>> &strides,
                                 const std::vector<bool> &unit);
+
+// Splitting a strided loop's element index into coordinates divides by each
+// extent, and no CPU has a vector integer division (llvmpipe calls a scalar
+// one per lane). For an index n < 2^31 and 1 <= divisor < 2^31:
+// n / divisor == (n * m) >> p, with m = ceil(2^p / divisor) (32 bits) and
+// p = 31 + ceil(log2 divisor) (Granlund and Montgomery, "Division by
+// invariant integers using multiplication", 1994, theorem 4.2: m * divisor
+// exceeds 2^p by less than divisor <= 2^(p - 31)). Returns m | p << 32.
+uint64_t division_magic(uint32_t divisor);
 
 }  // namespace npvk

@@ -33,10 +33,10 @@ struct KernelSpec {
 
 // Memory arrays and scalars a fused kernel reads or writes. The first
 // kPushSlots travel as push constants, the rest in the argument table.
-constexpr uint32_t kMaxKernelSlots = 32;
+constexpr uint32_t kMaxKernelSlots = 64;
 constexpr uint32_t kPushSlots = 12;
 // Ops in one fused kernel: bounds the shader's size and its compile time.
-constexpr uint32_t kMaxFusedSteps = 64;
+constexpr uint32_t kMaxFusedSteps = 96;
 
 // A kernel that runs a sequence of elementwise ops ("steps") over one
 // iteration space, element by element. A step's operands are slots; a slot

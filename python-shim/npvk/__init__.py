@@ -12,7 +12,7 @@ import threading
 
 import numpy as _np
 
-from . import _assign, _errstate, _native, _observe, _reduce, _where
+from . import _assign, _errstate, _native, _observe, _products, _reduce, _where
 from ._observe import explain, profile, trace
 
 __all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary",
@@ -123,6 +123,7 @@ def enable(min_bytes=None, device=None):
         _where.install(_native, lambda: _min_bytes)
         _reduce.install(_native, _native.op_table(), _dtype_code)
         _assign.install(_native, _dtype_code)
+        _products.install(_native)
         _hook_faulthandler()
         _observe.install(_native)
         _enabled = True

@@ -1,7 +1,8 @@
 """Copies on the device: slice assignment ``a[index] = value`` for a large
 managed ndarray ``a`` and a basic index (python-shim/src/assign.cpp routes it
-here), ``ndarray.copy``, ``ndarray.astype`` and ``np.copyto``
-(python-shim/src/ufunc_methods.cpp).
+here), ``ndarray.copy``, ``ndarray.astype``, ``np.copyto`` and
+``np.concatenate`` (so ``np.stack``, ``np.vstack`` and ``np.hstack``, which
+call it; python-shim/src/ufunc_methods.cpp).
 
 The copy is recorded as a cast into the view ``a[index]`` (which NumPy makes
 without touching the data), so the destination's pages stay on the device and
@@ -35,6 +36,8 @@ def install(native, dtype_code):
     native.patch_method("copy", _method(_copy_method, "copy"))
     native.patch_method("astype", _method(_astype, "astype"))
     native.patch_method("copyto", _method(_copyto, "copyto"), _np.core._multiarray_umath.copyto)
+    native.patch_method("concatenate", _method(_concatenate, "concatenate"),
+                        _np.core._multiarray_umath.concatenate)
 
 
 def uninstall():
@@ -98,6 +101,43 @@ def _copyto(module, dst, src, casting="same_kind", where=True):
     if not _np.can_cast(src.dtype, dst.dtype, casting):
         raise _Decline("casting")  # NumPy raises
     _copy(src, dst)
+
+
+def _concatenate(module, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    """Each piece copied into its slice of a new managed array. Only what
+    NumPy would do the same way: pieces of one dtype and rank, C-ordered (the
+    result's layout follows the pieces'), no ``out=``; every check comes
+    before the first copy."""
+    if out is not None:
+        raise _Decline("out")
+    if type(arrays) not in (list, tuple) or not arrays or \
+            any(type(a) is not _np.ndarray for a in arrays):
+        raise _Decline("value")
+    first = arrays[0]
+    dt, nd = first.dtype, first.ndim
+    if any(a.dtype != dt for a in arrays) or (dtype is not None and _np.dtype(dtype) != dt):
+        raise _Decline("dtype")
+    _code(dt)
+    if axis is None or nd == 0 or any(a.ndim != nd for a in arrays) or \
+            not -nd <= axis < nd:
+        raise _Decline("shape")  # NumPy flattens, or raises its own error
+    axis %= nd
+    rest = first.shape[:axis] + first.shape[axis + 1:]
+    if any(a.shape[:axis] + a.shape[axis + 1:] != rest for a in arrays):
+        raise _Decline("shape")
+    if not all(a.flags.c_contiguous for a in arrays):
+        raise _Decline("order")
+    shape = list(first.shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    result = _managed(_np.empty, tuple(shape), dt)
+    index = [slice(None)] * nd
+    at = 0
+    for a in arrays:
+        if a.shape[axis]:
+            index[axis] = slice(at, at + a.shape[axis])
+            _copy(a, result[tuple(index)])
+            at += a.shape[axis]
+    return result
 
 
 def _checked_cast(src, dst):

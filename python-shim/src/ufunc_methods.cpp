@@ -1,5 +1,5 @@
-// ufunc.reduce and .accumulate, ndarray.copy and .astype, np.copyto: whole
-// calls on the device.
+// ufunc.reduce and .accumulate, ndarray.copy and .astype, np.copyto,
+// np.concatenate, np.dot, np.inner and np.vdot: whole calls on the device.
 //
 // NumPy runs a reduction through the ufunc's inner loop in chunks (8192
 // elements before NumPy 2.3) that accumulate into one output element: no loop
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <utility>
 
 #include "numpy_api.hpp"
 #include "shim.hpp"
@@ -27,6 +28,7 @@ enum class Owner {
   Ufunc,     // ufunc.reduce(array, ...): the first argument
   Ndarray,   // ndarray.copy(...): self
   Function,  // a NumPy C function, np.copyto(dst, ...): the first argument
+  Sequence,  // a NumPy C function of a sequence, np.concatenate((a, ...)): its first item
 };
 
 struct Patched {
@@ -38,11 +40,12 @@ struct Patched {
   PyObject *handler = nullptr;  // handler(self, args, kwargs) -> result or NotImplemented
 };
 
-Patched g_methods[] = {{Owner::Ufunc, "reduce", "array"},
-                       {Owner::Ufunc, "accumulate", "array"},
-                       {Owner::Ndarray, "copy", nullptr},
-                       {Owner::Ndarray, "astype", nullptr},
-                       {Owner::Function, "copyto", "dst"}};
+Patched g_methods[] = {
+    {Owner::Ufunc, "reduce", "array"},   {Owner::Ufunc, "accumulate", "array"},
+    {Owner::Ndarray, "copy", nullptr},   {Owner::Ndarray, "astype", nullptr},
+    {Owner::Function, "copyto", "dst"},  {Owner::Sequence, "concatenate", nullptr},
+    {Owner::Function, "dot", "a"},       {Owner::Ndarray, "dot", nullptr},
+    {Owner::Function, "inner", nullptr}, {Owner::Function, "vdot", "a"}};
 constexpr int kMethods = int(sizeof g_methods / sizeof g_methods[0]);
 
 // Only an exact ndarray in managed memory, at least NPVK_MIN_BYTES large, is
@@ -67,6 +70,14 @@ PyObject *ask_handler(const Patched &p, PyObject *self, PyObject *args, PyObject
   return nullptr;
 }
 
+// The array the call works on, from its first argument.
+PyObject *array_of(const Patched &p, PyObject *first) {
+  if (p.owner != Owner::Sequence || !first) return first;
+  if (PyTuple_Check(first)) return PyTuple_GET_SIZE(first) ? PyTuple_GET_ITEM(first, 0) : nullptr;
+  if (PyList_Check(first)) return PyList_GET_SIZE(first) ? PyList_GET_ITEM(first, 0) : nullptr;
+  return nullptr;
+}
+
 template <int I>
 PyObject *with_keywords(PyObject *self, PyObject *args, PyObject *kwargs) {
   const Patched &p = g_methods[I];
@@ -74,13 +85,20 @@ PyObject *with_keywords(PyObject *self, PyObject *args, PyObject *kwargs) {
                     : PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0)
                     : kwargs && p.array_keyword  ? PyDict_GetItemString(kwargs, p.array_keyword)
                                                  : nullptr;
-  if (candidate(p, first)) {
+  if (candidate(p, array_of(p, first))) {
     PyObject *r = ask_handler(p, self, args, kwargs);
     if (r == reinterpret_cast<PyObject *>(-1)) return nullptr;
     if (r) return r;
   }
+  if (!(p.def->ml_flags & METH_KEYWORDS)) return p.original(self, args);
   return reinterpret_cast<PyCFunctionWithKeywords>(reinterpret_cast<void (*)(void)>(p.original))(
       self, args, kwargs);
+}
+
+// A function without keyword arguments (np.inner's C function).
+template <int I>
+PyObject *positional(PyObject *self, PyObject *args) {
+  return with_keywords<I>(self, args, nullptr);
 }
 
 template <int I>
@@ -93,7 +111,7 @@ PyObject *fastcall(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
   for (Py_ssize_t k = 0; !first && p.array_keyword && k < nkw; ++k)
     if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), p.array_keyword) == 0)
       first = args[nargs + k];
-  if (!candidate(p, first)) return original(self, args, nargs, kwnames);
+  if (!candidate(p, array_of(p, first))) return original(self, args, nargs, kwnames);
   PyObject *tuple = PyTuple_New(nargs);
   PyObject *dict = nkw ? PyDict_New() : nullptr;
   if (!tuple || (nkw && !dict)) {
@@ -119,24 +137,20 @@ template <int I>
 PyCFunction trampoline(int flags) {
   if (flags & METH_FASTCALL)
     return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&fastcall<I>));
+  if (!(flags & METH_KEYWORDS)) return &positional<I>;
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&with_keywords<I>));
 }
 
-PyCFunction trampoline_for(int index, int flags) {
-  switch (index) {
-    case 0:
-      return trampoline<0>(flags);
-    case 1:
-      return trampoline<1>(flags);
-    case 2:
-      return trampoline<2>(flags);
-    case 3:
-      return trampoline<3>(flags);
-    default:
-      return trampoline<4>(flags);
-  }
+template <int... I>
+PyCFunction trampoline_for(int index, int flags, std::integer_sequence<int, I...>) {
+  PyCFunction found = nullptr;
+  ((found = index == I ? trampoline<I>(flags) : found), ...);
+  return found;
 }
-static_assert(kMethods == 5, "one trampoline per patched method");
+
+PyCFunction trampoline_for(int index, int flags) {
+  return trampoline_for(index, flags, std::make_integer_sequence<int, kMethods>());
+}
 
 PyMethodDef *find_def(const Patched &p, PyObject *function) {
   PyMethodDef *table = p.owner == Owner::Ufunc     ? PyUFunc_Type.tp_methods
@@ -144,7 +158,8 @@ PyMethodDef *find_def(const Patched &p, PyObject *function) {
                                                    : nullptr;
   for (PyMethodDef *def = table; def && def->ml_name; ++def)
     if (std::strcmp(def->ml_name, p.name) == 0) return def;
-  if (p.owner == Owner::Function && function && PyCFunction_Check(function))
+  if ((p.owner == Owner::Function || p.owner == Owner::Sequence) && function &&
+      PyCFunction_Check(function))
     return reinterpret_cast<PyCFunctionObject *>(function)->m_ml;
   return nullptr;
 }
@@ -165,10 +180,17 @@ bool set_method(PyMethodDef *def, PyCFunction fn) {
 bool patch_method(const char *name, PyObject *handler, PyObject *function) {
   for (int i = 0; i < kMethods; ++i) {
     Patched &p = g_methods[i];
-    if (std::strcmp(p.name, name) != 0) continue;
+    // A function object names a module function; without one, a method.
+    const bool is_function = p.owner == Owner::Function || p.owner == Owner::Sequence;
+    if (std::strcmp(p.name, name) != 0 || is_function != (function != nullptr)) continue;
     if (!p.def) {
       p.def = find_def(p, function);
-      if (!p.def || !(p.def->ml_flags & METH_KEYWORDS) || std::strcmp(p.def->ml_name, name) != 0) {
+      // Calling conventions the trampolines know: with keywords (varargs or
+      // fastcall), or plain varargs.
+      const int flags = p.def ? p.def->ml_flags : 0;
+      const bool known = (flags & ~(METH_VARARGS | METH_KEYWORDS | METH_FASTCALL)) == 0 &&
+                         ((flags & METH_KEYWORDS) || flags == METH_VARARGS);
+      if (!p.def || !known || std::strcmp(p.def->ml_name, name) != 0) {
         p.def = nullptr;
         return false;
       }

@@ -243,7 +243,50 @@ TEST_F(Fusion, SlotsPastThePushConstantsStrided) {
   SumOfArrays(ctx(), 20, true, 1);
 }
 TEST_F(Fusion, ManyArraysSplitIntoSeveralKernels) {
-  SumOfArrays(ctx(), 40, false, 2);
+  SumOfArrays(ctx(), 80, false, 2);  // 81 slots: past the limit of 64
+}
+
+// A time-step loop longer than a kernel holds: each step is 70 ops on
+// temporaries released within the step, plus an accumulation into a live
+// array. Two steps do not fit in one kernel (96 ops), so the planner ends
+// kernels at step boundaries (where no temporary crosses) rather than
+// wherever the limit falls: one kernel per step, every one the same kernel.
+TEST_F(Fusion, FullKernelsEndWhereFewestTemporariesCross) {
+  const int64_t n = 512, steps = 6, ops_per_step = 70;
+  auto [xb, x] = Array(Ramp(n, 0.5, 0.001));
+  auto [accb, acc] = Empty<double>(n);
+  View factor = MakeScalar(ctx(), 1.0001);
+  // Made up front: writing a new buffer's contents runs the queued work.
+  std::vector<std::pair<Buffer, View>> temps;
+  for (int64_t k = 0; k < 2 * steps; ++k) temps.push_back(Empty<double>(n));
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  const npvk_stats before = GetStats(ctx());
+  for (int64_t s = 0; s < steps; ++s) {
+    View &t1 = temps[size_t(2 * s)].second, &t2 = temps[size_t(2 * s + 1)].second;
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_MULTIPLY, x.get(), factor.get(), t1.get()));
+    for (int64_t k = 1; k < ops_per_step; ++k) {
+      const View &from = k % 2 ? t1 : t2, &to = k % 2 ? t2 : t1;
+      NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_MULTIPLY, from.get(), factor.get(), to.get()));
+    }
+    const View &last = (ops_per_step - 1) % 2 ? t2 : t1;
+    NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, acc.get(), last.get(), acc.get()));
+    temps[size_t(2 * s)] = {};  // the step's temporaries die with it
+    temps[size_t(2 * s + 1)] = {};
+  }
+  const std::vector<double> got = Read<double>(accb);
+  const npvk_stats d = Delta(before);
+  EXPECT_EQ(d.dispatches, uint64_t(steps));
+  // New kernels this test made (none if an earlier test left it in memory).
+  EXPECT_LE(GetStats(ctx()).kernels_compiled - before.kernels_compiled +
+                GetStats(ctx()).disk_cache_hits - before.disk_cache_hits,
+            1u);
+  const std::vector<double> xs = Ramp(n, 0.5, 0.001);
+  for (int64_t i = 0; i < n; ++i) {
+    double t = xs[size_t(i)], sum = 0.0;
+    for (int64_t k = 0; k < ops_per_step; ++k) t *= 1.0001;
+    for (int64_t s = 0; s < steps; ++s) sum += t;
+    ASSERT_EQ(got[size_t(i)], sum) << i;
+  }
 }
 
 // Each op of a fused kernel reports its own FP exceptions.

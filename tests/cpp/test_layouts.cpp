@@ -122,6 +122,25 @@ TEST_F(Layouts, Strided) {
   }
 }
 
+// Strided loops split the element index into coordinates with a multiply by
+// each extent's magic number and a shift, not a division (core/codegen.cpp,
+// division_magic): extents that are 2, odd, prime, powers of two, near 2^16
+// and near 2^20, on a column-major input so that no dimensions merge.
+TEST_F(Layouts, IndexSplitByMagicNumbers) {
+  const npvk_dtype d = NPVK_INT32;
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {3, 2}, {5, 3}, {7, 7}, {2, 641}, {3, 4096}, {5, 65537}, {129, 1000}, {2, 1048573}};
+  for (auto [rows, cols] : shapes) {
+    const Bytes a = RandomBytes(d, rows * cols, 11);
+    const Bytes b = RandomBytes(d, rows * cols, 12);
+    const std::string label = std::to_string(rows) + "x" + std::to_string(cols);
+    CheckAdd(ctx(), {Laid(d, a, {rows, cols}, {1, rows}, 0), Dense(d, b, {rows, cols})},
+             {Output(d, {rows, cols})}, label + " column-major + row-major");
+    CheckAdd(ctx(), {Laid(d, a, {cols, rows}, {1, cols}, 0), Dense(d, b, {cols, rows})},
+             {Output(d, {cols, rows})}, label + " transposed");
+  }
+}
+
 TEST_F(Layouts, ByteOffsets) {
   for (npvk_dtype d : TestedDtypes()) {
     const std::string name = DtypeName(d);

@@ -25,6 +25,41 @@ def _int_min(dtype):
     return np.full(N, np.iinfo(dtype).min, dtype=dtype)
 
 
+def _inplace(start, update):
+    a = _float(start)
+    update(a)
+    return a
+
+
+def _one_overflowing_element():
+    a = np.ones(N)
+    a[N - 7] = 1e308  # one element, near the end of some invocation's range
+    return a * 10.0 + 1.0
+
+
+def _chain_overflow_then_invalid():
+    x = _float(1e308) * 10.0  # overflow
+    return x - x  # inf - inf: invalid, in the same fused kernel
+
+
+def _accumulate_after_pole():
+    acc = np.ones(N)
+    q = np.ones(N) / _float(0.0)  # divide by zero: recomputed by the rare pass
+    acc += q  # in place, with an infinite operand: quiet
+    acc *= 1e308  # in place, inf * 1e308: quiet
+    return acc
+
+
+def _accumulate_overflow_in_place():
+    acc = _float(1e308)
+    for _ in range(3):
+        acc += _float(1e308)  # the in-place chain overflows at its first step
+    return acc
+
+
+# Kernels whose element overwrites an operand it loaded (in-place updates)
+# compute flags in the main loop; the others recompute flagged elements in a
+# second pass (core/codegen.cpp). Both are covered here.
 CASES = {
     "divide_by_zero": lambda: _float(1.0) / _float(0.0),
     "invalid_divide": lambda: _float(0.0) / _float(0.0),
@@ -51,6 +86,13 @@ CASES = {
     "nan_input_is_quiet": lambda: _float(np.nan) * 2.0 + 1.0,
     "inf_input_is_quiet": lambda: _float(np.inf) * 2.0,
     "no_error": lambda: _float(3.0) * 2.0,
+    "inplace_overflow": lambda: _inplace(1e308, lambda a: a.__imul__(10.0)),
+    "inplace_invalid": lambda: _inplace(np.inf, lambda a: a.__isub__(np.inf)),
+    "inplace_nan_is_quiet": lambda: _inplace(np.nan, lambda a: a.__iadd__(1.0)),
+    "one_overflowing_element": _one_overflowing_element,
+    "chain_overflow_then_invalid": _chain_overflow_then_invalid,
+    "accumulate_after_pole": _accumulate_after_pole,
+    "accumulate_overflow_in_place": _accumulate_overflow_in_place,
 }
 
 
