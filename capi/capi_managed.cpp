@@ -55,8 +55,7 @@ NPVK_API npvk_status npvk_managed_free(void *ptr) {
   });
 }
 
-NPVK_API npvk_status npvk_managed_lookup(const void *ptr, int *found, void **base,
-                                         uint64_t *size) {
+NPVK_API npvk_status npvk_managed_lookup(const void *ptr, int *found, void **base, uint64_t *size) {
   return guarded([&] {
     require_out(found, "found");
     *found = 0;
@@ -67,6 +66,23 @@ NPVK_API npvk_status npvk_managed_lookup(const void *ptr, int *found, void **bas
       *found = 1;
       if (base) *base = a->base;
       if (size) *size = a->size;
+    }
+  });
+}
+
+NPVK_API npvk_status npvk_managed_pending(const void *ptr, int *read_waits, int *write_waits) {
+  return guarded([&] {
+    require_out(read_waits, "read_waits");
+    require_out(write_waits, "write_waits");
+    *read_waits = *write_waits = 0;
+    ManagedMemory *mm = ManagedMemory::instance();
+    if (!mm) return;
+    ContextLock lock(mm->context()->mutex());
+    if (ManagedMemory::Allocation *a = mm->find(ptr)) {
+      const ManagedMemory::State state = a->state;
+      *read_waits =
+          state == ManagedMemory::State::DeviceWrites || state == ManagedMemory::State::Device;
+      *write_waits = state != ManagedMemory::State::Host;
     }
   });
 }

@@ -1,10 +1,11 @@
-// The NEP 49 data allocator: arrays of at least NPVK_MIN_BYTES get managed
-// memory (page-aligned mappings that the device can use in place); smaller
-// ones come from the C library's malloc, as with NumPy's own handler.
+// The NEP 49 data allocator: arrays of at least NPVK_MIN_BYTES / 256 get
+// managed memory (page-aligned mappings that the device can use in place);
+// smaller ones come from the C library's malloc, as with NumPy's own handler.
 // (Not mimalloc: Debian's libmimalloc.so replaces malloc for the whole process
 // once loaded, and lavapipe's LLVM then frees a pointer glibc never made.)
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -13,6 +14,16 @@
 
 namespace npvk_shim {
 namespace {
+
+// Arrays from this size on get managed memory: at most an eighth of
+// NPVK_MIN_BYTES, so that the bool result of a comparison on float64 arrays
+// at the threshold is managed, and down to one page (an mmap each is cheap
+// there), so that a time step's small state vectors (N-body's positions and
+// velocities) can take device results without syncing.
+uint64_t managed_from() {
+  const uint64_t min = settings().min_bytes;
+  return std::min<uint64_t>(min / 8, std::max<uint64_t>(4096, min / 256));
+}
 
 bool is_managed(void *ptr, uint64_t *size) {
   int found = 0;
@@ -25,9 +36,7 @@ thread_local bool t_force_managed = false;
 
 void *allocate(uint64_t size, bool zero) {
   int active = 0;
-  // An eighth of the threshold: the bool result of a comparison on float64
-  // arrays at the threshold must be managed too, or the op falls back.
-  if (settings().enabled && (size >= settings().min_bytes / 8 || t_force_managed) &&
+  if (settings().enabled && (size >= managed_from() || t_force_managed) &&
       npvk_managed_active(&active) == NPVK_SUCCESS && active) {
     void *p = nullptr;
     if (npvk_managed_alloc(size, zero, &p) == NPVK_SUCCESS) return p;
@@ -36,7 +45,9 @@ void *allocate(uint64_t size, bool zero) {
   return zero ? std::calloc(1, size ? size : 1) : std::malloc(size ? size : 1);
 }
 
-void *shim_malloc(void *, size_t size) { return allocate(size, false); }
+void *shim_malloc(void *, size_t size) {
+  return allocate(size, false);
+}
 
 void *shim_calloc(void *, size_t nelem, size_t elsize) {
   size_t size = 0;
@@ -47,23 +58,26 @@ void *shim_calloc(void *, size_t nelem, size_t elsize) {
 void shim_free(void *, void *ptr, size_t) {
   if (!ptr) return;
   uint64_t size = 0;
-  if (is_managed(ptr, &size)) npvk_managed_free(ptr);
-  else std::free(ptr);
+  if (is_managed(ptr, &size))
+    npvk_managed_free(ptr);
+  else
+    std::free(ptr);
 }
 
 void *shim_realloc(void *, void *ptr, size_t new_size) {
   if (!ptr) return allocate(new_size, false);
   uint64_t old_size = 0;
   bool managed = is_managed(ptr, &old_size);
-  if (!managed && new_size < settings().min_bytes / 8)
-    return std::realloc(ptr, new_size ? new_size : 1);
+  if (!managed && new_size < managed_from()) return std::realloc(ptr, new_size ? new_size : 1);
   if (!managed) old_size = malloc_usable_size(ptr);
   void *fresh = allocate(new_size, false);
   if (!fresh) return nullptr;
   // Reading managed memory may fault; the fault handler makes it current.
   std::memcpy(fresh, ptr, old_size < new_size ? old_size : new_size);
-  if (managed) npvk_managed_free(ptr);
-  else std::free(ptr);
+  if (managed)
+    npvk_managed_free(ptr);
+  else
+    std::free(ptr);
   return fresh;
 }
 

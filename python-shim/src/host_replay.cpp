@@ -4,6 +4,7 @@
 // counted in npvk.stats(). See docs/architecture.md, "Failure handling".
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 
 #include "numpy_api.hpp"
 #include "shim.hpp"
@@ -59,12 +60,31 @@ int host_cast(const npvk_dtype *dtypes, char **args, int64_t count, const int64_
   return 0;
 }
 
+// np.where is no ufunc, so NumPy has no loop for it: a select of whole
+// elements, as the device does it.
+int host_where(const npvk_dtype *dtypes, char **args, int64_t count, const int64_t *steps,
+               uint32_t *fp_flags) {
+  static const size_t itemsize[NPVK_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8};
+  if (dtypes[0] != NPVK_BOOL || dtypes[1] != dtypes[3] || dtypes[2] != dtypes[3]) return -1;
+  if (!args) return 0;
+  const size_t size = itemsize[dtypes[3]];
+  for (int64_t i = 0; i < count; ++i) {
+    const bool take_x = *reinterpret_cast<const uint8_t *>(args[0] + i * steps[0]) != 0;
+    std::memcpy(args[3] + i * steps[3], take_x ? args[1] + i * steps[1] : args[2] + i * steps[2],
+                size);
+  }
+  *fp_flags = 0;
+  return 0;
+}
+
 // Called by npvk inside a failed flush, under its lock, perhaps without the
 // GIL: NumPy's numeric inner loops need neither.
 int host_loop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype *dtypes,
               char **args, int64_t count, const int64_t *steps, uint32_t *fp_flags) {
   if (op == NPVK_OP_CAST && nin == 1 && nout == 1)
     return host_cast(dtypes, args, count, steps, fp_flags);
+  if (op == NPVK_OP_WHERE && nin == 3 && nout == 1)
+    return host_where(dtypes, args, count, steps, fp_flags);
   PyUFuncGenericFunction fn = nullptr;
   void *data = nullptr;
   if (!original_loop(op, dtypes, int(nin + nout), &fn, &data)) return -1;

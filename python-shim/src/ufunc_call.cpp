@@ -10,6 +10,13 @@
 // here, before NumPy's iterator runs: the output is allocated like NumPy's
 // and one npvk operation covers the full N-d views.
 //
+// Calls whose operands the host would have to wait for (an input that
+// queued work writes, an output that queued work uses) are taken too, of
+// any size: running them on the device keeps a time step's small updates
+// (N-body's `v += a * dt`) from syncing every step. Small host arrays in a
+// call that is taken are copied into managed memory first (an upload), as
+// N-body's `x[None, :] - x[:, None]` needs.
+//
 // Only calls whose result NumPy would type and lay out in exactly the same
 // way are taken: float32 or float64 arrays of one dtype (native order, no
 // negative strides), Python or NumPy float scalars that fit that dtype, no
@@ -26,6 +33,15 @@ namespace npvk_shim {
 namespace {
 
 constexpr int kMaxInputs = 3;
+// Host arrays up to this size are uploaded rather than refusing the call.
+constexpr npy_intp kMaxUpload = 1 << 20;
+
+// Whether a host access would wait for queued device work.
+bool host_waits(PyArrayObject *a, bool write) {
+  int read_waits = 0, write_waits = 0;
+  return npvk_managed_pending(PyArray_DATA(a), &read_waits, &write_waits) == NPVK_SUCCESS &&
+         (write ? write_waits : read_waits);
+}
 
 bool c_ordered(PyArrayObject *a) {
   npy_intp last = NPY_MAX_INTP;
@@ -89,6 +105,8 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   if (out &&
       (!PyArray_CheckExact(out) || !PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject *>(out))))
     return nullptr;
+  bool pending = out && host_waits(reinterpret_cast<PyArrayObject *>(out), true);
+  bool upload[kMaxInputs] = {};
   // Which arrays there are, their common dtype, and whether NumPy would
   // need its buffers: some array is N-d and not contiguous, or shapes differ.
   int type = -1, ndim = 0;
@@ -102,9 +120,14 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     const int t = PyArray_TYPE(a);
     uint64_t size = 0;
     if ((t != NPY_FLOAT && t != NPY_DOUBLE) || (type >= 0 && t != type) ||
-        !PyArray_ISNBO(PyArray_DESCR(a)->byteorder) || !PyArray_ISALIGNED(a) || !c_ordered(a) ||
-        !managed(a, &size))
+        !PyArray_ISNBO(PyArray_DESCR(a)->byteorder) || !PyArray_ISALIGNED(a) || !c_ordered(a))
       return nullptr;
+    if (!managed(a, &size)) {
+      if (PyArray_NBYTES(a) > kMaxUpload) return nullptr;
+      upload[k] = true;
+    } else {
+      pending = pending || host_waits(a, false);
+    }
     type = t;
     largest = std::max(largest, size);
     // Any N-d call, contiguous or not: NumPy would buffer the strided ones,
@@ -115,11 +138,12 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     // A small view of a large managed array (a grid's boundary column): its
     // result would be too small for managed memory, so the loop would fall
     // back and read the grid on the host. Taken whole, with a managed result.
-    if (PyArray_NBYTES(a) < settings().min_bytes && PyArray_NDIM(a) > 0) needs_whole = true;
+    if (uint64_t(PyArray_NBYTES(a)) < settings().min_bytes && PyArray_NDIM(a) > 0)
+      needs_whole = true;
     if (!first || PyArray_NDIM(a) > ndim) first = a;
     ndim = std::max(ndim, PyArray_NDIM(a));
   }
-  if (type < 0 || !needs_whole || ndim < 1 || largest < settings().min_bytes) return nullptr;
+  if (type < 0 || ndim < 1) return nullptr;
   // Scalars: floats (and small integers) that the array's dtype holds, so
   // that NumPy's value-based casting keeps that dtype.
   const double most = type == NPY_FLOAT ? double(std::numeric_limits<float>::max())
@@ -161,6 +185,11 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       shape[d] = e;
     }
   }
+  // Worth the device: a large managed operand or result, or a host wait saved.
+  npy_intp result_bytes = out_type == NPY_BOOL ? 1 : out_type == NPY_FLOAT ? 4 : 8;
+  for (int d = 0; d < ndim; ++d) result_bytes *= shape[d];
+  const bool large = std::max<uint64_t>(largest, uint64_t(result_bytes)) >= settings().min_bytes;
+  if (!pending && !(needs_whole && large)) return nullptr;
   PyObject *result = out;
   if (out) {
     // NumPy's rules for a given output: exactly the broadcast shape here
@@ -187,9 +216,16 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
                             : out_type == NPY_FLOAT ? NPVK_FLOAT32
                                                     : NPVK_FLOAT64;
   npvk_view views[kMaxInputs + 1] = {};
+  PyObject *uploaded[kMaxInputs] = {};
   bool ok = out_type == NPY_BOOL || out_type == NPY_FLOAT || out_type == NPY_DOUBLE;
   for (Py_ssize_t k = 0; ok && k < nin; ++k) {
-    if (PyArray_CheckExact(args[k])) {
+    if (upload[k]) {
+      const bool saved = force_managed(true);
+      uploaded[k] = PyArray_NewCopy(reinterpret_cast<PyArrayObject *>(args[k]), NPY_CORDER);
+      force_managed(saved);
+      ok = uploaded[k] && managed_array_view(uploaded[k], dt, &views[k]) == NPVK_SUCCESS;
+      if (!uploaded[k]) PyErr_Clear();
+    } else if (PyArray_CheckExact(args[k])) {
       ok = managed_array_view(args[k], dt, &views[k]) == NPVK_SUCCESS;
     } else {
       uint64_t bits = 0;
@@ -213,6 +249,7 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   }
   for (npvk_view v : views)
     if (v.id) npvk_view_release(v);
+  for (PyObject *copy : uploaded) Py_XDECREF(copy);
   if (!ok) {
     Py_DECREF(result);
     return nullptr;

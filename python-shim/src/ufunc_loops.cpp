@@ -31,8 +31,9 @@ struct Slot {
   std::array<npvk_dtype, kMaxOperands> dtypes{};
   std::array<int64_t, kMaxOperands> itemsizes{};
   PyUFuncGenericFunction original = nullptr;
-  // What NumPy passes the loop (a C function for generic loops), seen at its
-  // first call: the host replay of failed device work needs it.
+  // What NumPy passes the loop (a C function for generic loops), from the
+  // ufunc's table at replacement and again at each first call: the host
+  // replay of failed device work needs it.
   std::atomic<void *> data{nullptr};
   std::atomic<bool> called{false};
 };
@@ -92,11 +93,16 @@ bool any_negative(const char *p, npy_intp n, npy_intp step) {
 bool negative_int_exponent(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
   if (s.op != NPVK_OP_POWER) return false;
   switch (s.dtypes[1]) {
-    case NPVK_INT8: return any_negative<int8_t>(args[1], n, steps[1]);
-    case NPVK_INT16: return any_negative<int16_t>(args[1], n, steps[1]);
-    case NPVK_INT32: return any_negative<int32_t>(args[1], n, steps[1]);
-    case NPVK_INT64: return any_negative<int64_t>(args[1], n, steps[1]);
-    default: return false;
+    case NPVK_INT8:
+      return any_negative<int8_t>(args[1], n, steps[1]);
+    case NPVK_INT16:
+      return any_negative<int16_t>(args[1], n, steps[1]);
+    case NPVK_INT32:
+      return any_negative<int32_t>(args[1], n, steps[1]);
+    case NPVK_INT64:
+      return any_negative<int64_t>(args[1], n, steps[1]);
+    default:
+      return false;
   }
 }
 
@@ -125,7 +131,7 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
     uint64_t size = 0;
     if (npvk_managed_lookup(args[k], &found, &base, &size) != NPVK_SUCCESS || !found)
       return int64_t(n) * s.itemsizes[k] < int64_t(settings().min_bytes) ? "small"
-                                                                          : "unmanaged operand";
+                                                                         : "unmanaged operand";
     largest = std::max(largest, size);
   }
   if (largest < settings().min_bytes) return "small";
@@ -152,16 +158,20 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
       }
       int64_t shape = n, stride = steps[k];
       st = npvk_managed_view(args[k], s.dtypes[k], 1, &shape, &stride, &views[k]);
-      if (st == NPVK_ERR_INVALID_ARGUMENT) reason = "unmanaged operand";
-      else if (st != NPVK_SUCCESS) reason = failure_reason(st, "view");
+      if (st == NPVK_ERR_INVALID_ARGUMENT)
+        reason = "unmanaged operand";
+      else if (st != NPVK_SUCCESS)
+        reason = failure_reason(st, "view");
     }
     if (st == NPVK_SUCCESS) made = k + 1;
   }
   if (!reason) {
     npvk_status st = npvk_apply(context(), s.op, uint32_t(s.nin), views.data(), uint32_t(s.nout),
                                 views.data() + s.nin);
-    if (st == NPVK_ERR_INVALID_ARGUMENT) reason = "overlap";
-    else if (st != NPVK_SUCCESS) reason = failure_reason(st, "device error");
+    if (st == NPVK_ERR_INVALID_ARGUMENT)
+      reason = "overlap";
+    else if (st != NPVK_SUCCESS)
+      reason = failure_reason(st, "device error");
   }
   for (int k = 0; k < made; ++k) npvk_view_release(views[k]);
   return reason;
@@ -242,6 +252,18 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
     return false;
   }
   s.original = original;
+  // The loop's data, as NumPy will pass it, known now: a call taken whole
+  // (ufunc_call.cpp) never calls the loop, and a failed flush may need the
+  // original to replay that call on the host.
+  for (int j = 0; j < uf->ntypes; ++j) {
+    const char *types = uf->types + j * count;
+    if (!std::equal(sig.begin(), sig.begin() + count, types,
+                    [](int a, char b) { return a == int(b); }))
+      continue;
+    s.data.store(uf->data ? uf->data[j] : nullptr, std::memory_order_relaxed);
+    s.called.store(true, std::memory_order_release);
+    break;
+  }
   remember_ufunc_name(op, uf->name);
   hook_vectorcall(uf);
   Py_INCREF(ufunc);
@@ -263,7 +285,9 @@ void restore_loops() {
   g_used = 0;
 }
 
-int replaced_loop_count() { return g_used; }
+int replaced_loop_count() {
+  return g_used;
+}
 
 bool device_loop_for(PyObject *ufunc, int in_type, int out_type, npvk_op *op) {
   for (int i = 0; i < g_used; ++i) {

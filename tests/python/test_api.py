@@ -248,3 +248,29 @@ def test_reenable_after_disable_keeps_working():
             b = a * a
             assert delta.device_ops == 1
         assert_same(b, (np.arange(N, dtype=np.float64) + k) ** 2)
+
+
+def test_managed_pending_says_when_the_host_would_wait():
+    """npvk_managed_pending (C ABI): whether a host read or write of managed
+    memory would wait for queued work; bad arguments give a status."""
+    import ctypes
+    lib = ctypes.CDLL("libnpvk.so.1")  # already loaded by npvk._native
+    pending = lib.npvk_managed_pending
+    pending.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+
+    def ask(ptr):
+        r, w = ctypes.c_int(-1), ctypes.c_int(-1)
+        assert pending(ptr, ctypes.byref(r), ctypes.byref(w)) == 0
+        return r.value, w.value
+
+    with npvk_enabled(min_bytes=0):
+        a = np.ones(100_000)
+        assert ask(a.ctypes.data) == (0, 0)
+        b = a * 2.0  # queued: writes b, reads a
+        assert ask(b.ctypes.data)[0] == 1 and ask(b.ctypes.data)[1] == 1
+        assert ask(a.ctypes.data)[1] == 1
+        npvk.sync()
+        assert ask(a.ctypes.data) == (0, 0) and ask(b.ctypes.data) == (0, 0)
+        plain = ctypes.create_string_buffer(64)
+        assert ask(ctypes.addressof(plain)) == (0, 0)
+        assert pending(a.ctypes.data, None, None) != 0  # a status, not a crash

@@ -567,6 +567,12 @@ NPVK_API npvk_status npvk_managed_free(void *ptr);
 /* Whether `ptr` lies in a managed allocation; its start and size if so. */
 NPVK_API npvk_status npvk_managed_lookup(const void *ptr, int *found, void **base,
                                          uint64_t *size);
+/* Whether a host access to managed memory at `ptr` would wait for device
+ * work: `read_waits` when queued work writes it (or the device copy is
+ * newer), `write_waits` when queued work reads or writes it. Both 0 for
+ * memory that is not managed. Lets a caller run the next operation on the
+ * device rather than make the host wait. */
+NPVK_API npvk_status npvk_managed_pending(const void *ptr, int *read_waits, int *write_waits);
 /* A view of managed memory: as npvk_view_create, with the element at index 0
  * at `ptr`. NPVK_ERR_INVALID_ARGUMENT if `ptr` is not managed memory. */
 NPVK_API npvk_status npvk_managed_view(const void *ptr, npvk_dtype dtype, uint32_t ndim,
