@@ -962,16 +962,7 @@ void Context::flush() {
           flags |=
               k.reduce->spec.mode == ReduceMode::Scan ? NPVK_FP_IN_ACCUMULATE : NPVK_FP_IN_REDUCE;
       }
-      if (!flags) continue;
-      uint32_t op = uint32_t(done[op_index].spec.op);
-      auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(), [&](const npvk_fp_error &e) {
-        const uint32_t method = NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE;
-        return e.op == op && (e.flags & method) == (flags & method);
-      });
-      if (it != fp_errors_.end())
-        it->flags |= flags;
-      else
-        fp_errors_.push_back({op, flags});
+      note_fp_errors(done[op_index].spec.op, flags);
     }
   }
   observe_flush(done, kernels, first_dispatch, result, submit_ns);

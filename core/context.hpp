@@ -51,8 +51,8 @@ class Context : public std::enable_shared_from_this<Context> {
   // Validates and records one operation (see npvk_apply).
   void apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
   // Validates and records a reduction (see npvk_reduce); `initial` may be null.
-  void reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
-              const View *initial, const View &out);
+  void reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes, const View *initial,
+              const View &out);
   // Validates and records C = A @ B (see npvk_matmul).
   void matmul(const View &a, const View &b, const View &c);
   // Validates and records an accumulation (see npvk_accumulate).
@@ -102,7 +102,7 @@ class Context : public std::enable_shared_from_this<Context> {
     bool valid = false;
     npvk_op op = NPVK_OP_ADD;
     uint32_t nin = 0, count = 0;
-    View first[kMaxOperands];      // the first row, as a 2-d view of one row
+    View first[kMaxOperands];       // the first row, as a 2-d view of one row
     int64_t outer[kMaxOperands]{};  // bytes from one row to the next
     uint64_t rows = 0;
     size_t pending_index = 0;
@@ -133,6 +133,12 @@ class Context : public std::enable_shared_from_this<Context> {
   // loop if it can, and counts the failure. `may_have_run`: the batch was
   // (perhaps) submitted, so only work that is safe to run twice is replayed.
   bool recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run);
+  // The host replay of a reduction, scan or matrix product (context_replay.cpp):
+  // whether it can run, and running it on the operands' bytes (the FP flags it raised).
+  bool replay_supported(const RecordedOp &op) const;
+  uint32_t replay_standalone(const RecordedOp &op, uint8_t *const *bytes);
+  // Adds an op's FP exceptions (device or host) to those the caller takes.
+  void note_fp_errors(npvk_op op, uint32_t flags);
   // After a flush ran: its graph (NPVK_GRAPH), its device spans (tracing), and
   // its last kernel for explain. Kernel i ran dispatches [first_dispatch[i],
   // first_dispatch[i + 1]).
@@ -145,10 +151,10 @@ class Context : public std::enable_shared_from_this<Context> {
   std::unique_ptr<vk::KernelCache> cache_;
   std::unique_ptr<vk::PipelineFactory> pipelines_;
   std::unique_ptr<vk::Executor> executor_;
-  std::unique_ptr<vk::DeviceBuffer> tables_;  // constants of shaders/math_f64.glsl
+  std::unique_ptr<vk::DeviceBuffer> tables_;   // constants of shaders/math_f64.glsl
   std::unique_ptr<vk::DeviceBuffer> scratch_;  // reductions' partial results, grown as needed
   DeviceTraits traits_;
-  bool fuse_ = true;  // NPVK_FUSION=0: one kernel per op
+  bool fuse_ = true;         // NPVK_FUSION=0: one kernel per op
   uint64_t max_groups_ = 1;  // workgroups per dispatch at most
   // Smaller ops are not fused (NPVK_FUSE_MIN_ELEMENTS; see plan_kernels).
   uint64_t min_fuse_elements_ = 65536;
@@ -175,5 +181,8 @@ class Context : public std::enable_shared_from_this<Context> {
   std::optional<ReduceOp> last_reduce_;  // set when the last kernel was a reduction
   std::optional<MatmulOp> last_matmul_;  // ... or a matrix product
 };
+
+// The host's raised FP exceptions (fetestexcept) as NPVK_FP_* flags.
+uint32_t host_fp_flags();
 
 }  // namespace npvk

@@ -11,9 +11,8 @@
 #include "core/fault_injection.hpp"
 
 namespace npvk {
-namespace {
 
-uint32_t fp_flags_raised() {
+uint32_t host_fp_flags() {
   const int raised = std::fetestexcept(FE_ALL_EXCEPT);
   uint32_t flags = 0;
   if (raised & FE_DIVBYZERO) flags |= NPVK_FP_DIVIDE_BY_ZERO;
@@ -22,6 +21,8 @@ uint32_t fp_flags_raised() {
   if (raised & FE_INVALID) flags |= NPVK_FP_INVALID;
   return flags;
 }
+
+namespace {
 
 // Where the host can reach an operand's bytes: its mapping, which on a
 // unified-memory or CPU device is the memory the kernels use (zero-copy
@@ -85,9 +86,11 @@ bool Context::recover(const std::vector<RecordedOp> &done, const Error &error, b
   bool possible = host_loop_ != nullptr && (!may_have_run || safe_to_rerun(done));
   for (size_t i = 0; possible && i < done.size(); ++i) {
     const RecordedOp &op = done[i];
-    // Reductions, scans and matrix products have no host loop to replay them.
-    possible = possible && !op.standalone();
     for (const View &v : op.operands) possible = possible && host_bytes(v) != nullptr;
+    if (op.standalone()) {
+      possible = possible && replay_supported(op);
+      continue;
+    }
     npvk_dtype dtypes[kMaxOperands];
     for (size_t k = 0; k < op.operands.size(); ++k) dtypes[k] = op.spec.operands[k].dtype;
     possible = possible && host_loop_(host_loop_user_, op.spec.op, op.spec.nin, op.spec.nout,
@@ -102,6 +105,13 @@ bool Context::recover(const std::vector<RecordedOp> &done, const Error &error, b
   std::fexcept_t saved;
   std::fegetexceptflag(&saved, FE_ALL_EXCEPT);
   for (const RecordedOp &op : done) {
+    if (op.standalone()) {
+      uint8_t *bytes[3] = {};
+      for (size_t k = 0; k < op.operands.size() && k < 3; ++k)
+        bytes[k] = host_bytes(op.operands[k]);
+      note_fp_errors(op.spec.op, replay_standalone(op, bytes));
+      continue;
+    }
     const size_t n = op.operands.size();
     npvk_dtype dtypes[kMaxOperands];
     char *base[kMaxOperands];
@@ -129,25 +139,30 @@ bool Context::recover(const std::vector<RecordedOp> &done, const Error &error, b
       uint32_t raised = 0;
       host_loop_(host_loop_user_, op.spec.op, op.spec.nin, op.spec.nout, dtypes, args, inner, steps,
                  &raised);
-      flags |= raised | fp_flags_raised();
+      flags |= raised | host_fp_flags();
       size_t d = index.size();
       while (d > 0 && ++index[d - 1] == sp.shape[d - 1]) index[--d] = 0;
       if (d == 0) break;
     }
     flags &= ~uint32_t(NPVK_FP_UNDERFLOW);  // the device never reports it either
-    if (flags) {
-      const uint32_t id = uint32_t(op.spec.op);
-      auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(),
-                             [&](const npvk_fp_error &e) { return e.op == id; });
-      if (it != fp_errors_.end())
-        it->flags |= flags;
-      else
-        fp_errors_.push_back({id, flags});
-    }
+    note_fp_errors(op.spec.op, flags);
   }
   std::fesetexceptflag(&saved, FE_ALL_EXCEPT);
   failures_.ops_replayed += done.size();
   return true;
+}
+
+void Context::note_fp_errors(npvk_op op, uint32_t flags) {
+  if (!flags) return;
+  const uint32_t id = uint32_t(op);
+  auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(), [&](const npvk_fp_error &e) {
+    return e.op == id && (e.flags & (NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)) ==
+                             (flags & (NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE));
+  });
+  if (it != fp_errors_.end())
+    it->flags |= flags;
+  else
+    fp_errors_.push_back({id, flags});
 }
 
 npvk_failure_stats Context::failure_stats() const {

@@ -116,3 +116,75 @@ def test_mirrored_memory(fault):
     r = run_with_fault(fault, NPVK_ZERO_COPY="0")
     assert r["same"] and r["fp_same"], r
     assert r["failures"]["ops_replayed_on_host"] >= 1 and len(r["npvk_warnings"]) == 1, r
+
+
+STANDALONE_SCRIPT = textwrap.dedent("""
+    import json, warnings
+    import numpy as np
+    import npvk
+
+    def inputs():
+        rng = np.random.default_rng(3)
+        return rng.random((300, 400)), rng.random((400, 50)), rng.integers(-50, 50, (300, 400))
+
+    def program(a, b, i):
+        t = a * 2.0 + 1.0
+        return {
+            "sum0": t.sum(axis=0), "max1": t.max(axis=1), "min_all": np.minimum.reduce(t, axis=None, keepdims=True),
+            "prod": np.prod(a[:10] + 0.5, axis=1), "isum": i.sum(axis=1),
+            "cumsum": np.cumsum(i, axis=1),
+            "fcumsum": np.cumsum(t, axis=0), "matmul": a @ b, "imatmul": i[:, :20] @ i[:20, :30],
+            "overflow": np.sum(np.full(2000, 1e308), keepdims=True),
+        }
+
+    def run(a, b, i):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = program(a, b, i)
+            npvk.sync()
+            out = {k: np.array(v) for k, v in out.items()}
+        fp = sorted({str(w.message) for w in caught if not str(w.message).startswith("npvk")})
+        ours = [str(w.message) for w in caught if str(w.message).startswith("npvk")]
+        return out, fp, ours
+
+    ref, ref_fp, _ = run(*inputs())
+    npvk.enable(min_bytes=0)
+    operands = [np.array(x) for x in inputs()]  # managed
+    npvk.sync()
+    # The fault counts start now: the program's one flush (at npvk.sync()) fails.
+    import ctypes
+    assert ctypes.CDLL("libnpvk.so.1").npvk_fault_inject(b"{fault}") == 0
+    got, got_fp, ours = run(*operands)
+    s = npvk.stats()
+    np.savez("{out}", **{"ref_" + k: v for k, v in ref.items()}, **{"got_" + k: v for k, v in got.items()})
+    print(json.dumps({"fp_same": got_fp == ref_fp, "fp": got_fp, "ref_fp": ref_fp,
+                      "npvk_warnings": ours, "replayed": s.get("ops_replayed_on_host"),
+                      "lost": s.get("ops_lost")}))
+""")
+
+
+@pytest.mark.parametrize("fault", ["submit:1", "device_lost:1"])
+def test_failed_flush_replays_reductions_scans_and_products(fault, tmp_path):
+    """Reductions, scans and matrix products of a failed flush run on the host
+    too (core/context_replay.cpp). Tolerances: integers, max/min and scans
+    exact (the replay folds with NumPy's own loops, a scan in NumPy's order);
+    float sums and products within (2 log2 n + 16) eps sum|x| and 2 n eps
+    (docs/accuracy.md: the folding order may differ from NumPy's); the
+    matrix product within 2 k eps sum|a||b|."""
+    import numpy as np
+    out = tmp_path / "r.npz"
+    script = STANDALONE_SCRIPT.replace("{out}", str(out)).replace("{fault}", fault)
+    proc = run_python(["-c", script], env=subprocess_env(), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r["lost"] == 0 and r["replayed"] >= 10, r
+    assert r["fp_same"] and "overflow encountered in reduce" in r["fp"], r
+    assert len(r["npvk_warnings"]) == 1, r
+    data = np.load(out)
+    eps = np.finfo(np.float64).eps
+    for key in ("max1", "min_all", "isum", "cumsum", "imatmul", "fcumsum", "overflow"):
+        np.testing.assert_array_equal(data["got_" + key], data["ref_" + key], err_msg=key)
+    np.testing.assert_allclose(data["got_sum0"], data["ref_sum0"],
+                               rtol=(2 * np.log2(300) + 16) * eps)  # positive terms
+    np.testing.assert_allclose(data["got_prod"], data["ref_prod"], rtol=2 * 400 * eps)
+    np.testing.assert_allclose(data["got_matmul"], data["ref_matmul"], rtol=2 * 400 * eps)
