@@ -180,7 +180,7 @@ std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
     buffer->host_pages = std::move(imported);
     // A copy that does not fit the budget now is made at its first device
     // use, where queued work can be flushed to make room.
-    if (make_room(size, {}))
+    if (make_room(size, nullptr, 0))
       allocate_copy(*buffer);
     else
       buffer->evicted = true;
@@ -451,10 +451,10 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
   // work that reads the old contents). The queued row that a merged op would
   // replace then ran already: refuse the merge, so that the caller records
   // this row on its own rather than running the earlier rows twice.
-  std::vector<Buffer *> used;
+  Buffer *used[kMaxOperands] = {};
   for (uint32_t k = 0; k < n; ++k)
-    if (!operands[k]->scalar) used.push_back(operands[k]->buffer.get());
-  make_resident(used);
+    if (!operands[k]->scalar) used[k] = operands[k]->buffer.get();
+  make_resident(used, n);
   const uint64_t flushes = stats_.flushes;
   for (uint32_t k = 0; k < n; ++k) {
     const View &v = *operands[k];

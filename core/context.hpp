@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -130,8 +131,11 @@ class Context : public std::enable_shared_from_this<Context> {
   // the evicted mirrored buffers among an op's operands their device copies
   // back, evicting others or flushing first to keep within the budget.
   void set_budget_from_environment();
-  void make_resident(const std::vector<Buffer *> &used);
-  bool make_room(uint64_t need, const std::vector<Buffer *> &keep);
+  void make_resident(Buffer *const *used, size_t count);
+  void make_resident(std::initializer_list<Buffer *> used) {
+    make_resident(used.begin(), used.size());
+  }
+  bool make_room(uint64_t need, Buffer *const *keep, size_t count);
   void evict(Buffer &buffer);
   void allocate_copy(Buffer &buffer);
   void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);

@@ -60,21 +60,22 @@ void Context::set_budget_from_environment() {
   }
 }
 
-void Context::make_resident(const std::vector<Buffer *> &used) {
+void Context::make_resident(Buffer *const *used, size_t count) {
   ++use_clock_;
   uint64_t need = 0;
-  for (Buffer *b : used) {
+  for (size_t i = 0; i < count; ++i) {
+    Buffer *b = used[i];
     if (!b) continue;
     if (b->evicted && b->last_use != use_clock_) need += b->size();  // once per buffer
     b->last_use = use_clock_;
   }
   if (need == 0) return;
-  if (!make_room(need, used) && !pending_.empty()) {
+  if (!make_room(need, used, count) && !pending_.empty()) {
     // The queued work's own buffers fill the budget: run it, so that they
     // can be evicted, rather than fail.
     flush();
     ++stats_.budget_flushes;
-    make_room(need, used);
+    make_room(need, used, count);
   }
   if (held_ + need > budget_) {
     ++stats_.budget_overruns;
@@ -86,14 +87,14 @@ void Context::make_resident(const std::vector<Buffer *> &used) {
                    static_cast<unsigned long long>(budget_));
     overrun_reported_ = true;
   }
-  for (Buffer *b : used)
-    if (b && b->evicted) allocate_copy(*b);
+  for (size_t i = 0; i < count; ++i)
+    if (used[i] && used[i]->evicted) allocate_copy(*used[i]);
 }
 
-bool Context::make_room(uint64_t need, const std::vector<Buffer *> &keep) {
+bool Context::make_room(uint64_t need, Buffer *const *keep, size_t count) {
   if (held_ + need <= budget_) return true;
   // Queued work reads and writes the copies it was recorded with.
-  std::unordered_set<const Buffer *> busy(keep.begin(), keep.end());
+  std::unordered_set<const Buffer *> busy(keep, keep + count);
   for (const RecordedOp &op : pending_)
     for (const View &v : op.operands)
       if (v.buffer) busy.insert(v.buffer.get());
