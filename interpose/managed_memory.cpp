@@ -214,7 +214,12 @@ void ManagedMemory::release_allocation(Allocation &a) {
     if (a.state != State::Host) protect(a, State::Host);
     a.freed = false;
     a.queued = false;
-    if (a.buffer) a.buffer->discarded = false;
+    if (a.buffer) {
+      a.buffer->discarded = false;
+      // Reuse uploads the pages (device_valid is cleared): an eviction of
+      // the copy in the meantime need not download what nobody reads.
+      a.buffer->device_newer = false;
+    }
     spare_.emplace(a.mapped, &a);
     spare_bytes_ += a.mapped;
     return;

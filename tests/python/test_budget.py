@@ -50,7 +50,8 @@ PROGRAM = textwrap.dedent("""
     print(json.dumps({"equal": equal, "held": held, "rss": rss_after,
                       **{k: stats[k] for k in ("evictions", "bytes_evicted", "budget_flushes",
                                                "budget_overruns", "device_bytes_peak",
-                                               "device_memory_budget", "bytes_to_device")}}))
+                                               "device_memory_budget", "bytes_to_device",
+                                               "bytes_to_host")}}))
 """)
 
 
