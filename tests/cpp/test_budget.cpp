@@ -131,6 +131,29 @@ TEST_F(Budget, WorkingSetOfTenArraysInABudgetOfFourEvictsAndStaysWithin) {
   EXPECT_LE(s.device_bytes_peak, s.device_memory_budget);
 }
 
+// npvk_buffer_write and npvk_buffer_host_modified on buffers that may be evicted: written data
+// must survive a later eviction (downloaded), announced host data must be what the next op sees.
+TEST_F(Budget, WritesAndHostChangesReachEvictedBuffers) {
+  Start(10, "1M");
+  for (size_t i = 0; i < views_.size(); ++i) Step(i);
+  for (size_t i = 0; i < views_.size(); ++i) {
+    for (int64_t j = 0; j < kElements; ++j) host_[i][size_t(j)] = double(j % 77) - double(i);
+    if (i % 2) {
+      NPVK_ASSERT_OK(npvk_buffer_write(buffers_[i].get(), 0, host_[i].data(), kBytes));
+    } else {
+      NPVK_ASSERT_OK(npvk_buffer_sync(buffers_[i].get()));  // no pending result overwrites it
+      std::memcpy(mem_[i].get(), host_[i].data(), kBytes);
+      NPVK_ASSERT_OK(npvk_buffer_host_modified(buffers_[i].get()));
+    }
+  }
+  for (int step = 0; step < 2; ++step)
+    for (size_t i = 0; i < views_.size(); ++i) Step(i);
+  ExpectResults();
+  const npvk_stats s = GetStats(ctx());
+  EXPECT_GT(s.evictions, 0u);
+  EXPECT_LE(s.device_bytes_peak, s.device_memory_budget);
+}
+
 TEST_F(Budget, AnOpWhoseOperandsExceedTheBudgetRunsOverItAndIsCounted) {
   // Two arrays per op, room for one and a half.
   Start(3, "384K");
