@@ -87,8 +87,11 @@ void Context::make_resident(Buffer *const *used, size_t count) {
                    static_cast<unsigned long long>(budget_));
     overrun_reported_ = true;
   }
-  for (size_t i = 0; i < count; ++i)
-    if (used[i] && used[i]->evicted) allocate_copy(*used[i]);
+  for (size_t i = 0; i < count; ++i) {
+    if (!used[i] || !used[i]->evicted) continue;
+    inject_alloc_fault();
+    allocate_copy(*used[i]);
+  }
 }
 
 bool Context::make_room(uint64_t need, Buffer *const *keep, size_t count) {

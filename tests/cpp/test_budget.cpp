@@ -95,6 +95,7 @@ class Budget : public ::testing::Test {
   }
 
   void TearDown() override {
+    EXPECT_EQ(npvk_fault_inject(""), NPVK_SUCCESS);
     views_.clear();
     buffers_.clear();
     if (own_) own_->Release();  // the memory must outlive the buffers
@@ -152,6 +153,24 @@ TEST_F(Budget, WritesAndHostChangesReachEvictedBuffers) {
   const npvk_stats s = GetStats(ctx());
   EXPECT_GT(s.evictions, 0u);
   EXPECT_LE(s.device_bytes_peak, s.device_memory_budget);
+}
+
+// Making an evicted buffer's copy again can fail like any allocation: the op reports
+// NPVK_ERR_OUT_OF_DEVICE_MEMORY and records nothing, and the next try works.
+TEST_F(Budget, AFailedReloadRecordsNothing) {
+  Start(10, "1M");  // each wrap evicted the oldest idle copy: array 0's is gone
+  NPVK_ASSERT_OK(npvk_fault_inject("alloc:1"));
+  View half = MakeScalar(ctx(), 0.5);
+  EXPECT_EQ(npvk_binary(ctx(), NPVK_OP_MULTIPLY, views_[0].get(), half.get(), views_[0].get()),
+            NPVK_ERR_OUT_OF_DEVICE_MEMORY);
+  npvk_failure_stats f{};
+  f.struct_size = sizeof f;
+  NPVK_ASSERT_OK(npvk_context_get_failure_stats(ctx(), &f));
+  EXPECT_EQ(f.alloc_failures, 1u);
+  NPVK_ASSERT_OK(npvk_fault_inject(""));
+  for (int step = 0; step < 2; ++step)
+    for (size_t i = 0; i < views_.size(); ++i) Step(i);
+  ExpectResults();
 }
 
 TEST_F(Budget, AnOpWhoseOperandsExceedTheBudgetRunsOverItAndIsCounted) {
