@@ -47,8 +47,8 @@ bool parse_bytes(const char *text, uint64_t *out) {
 }  // namespace
 
 void Context::set_budget_from_environment() {
-  // VK_EXT_memory_budget's figure leaves out what other processes use; the
-  // heap size is the most there can be.
+  // VK_EXT_memory_budget's figure allows for what other processes hold;
+  // without it, the heap's size is the most there can be.
   budget_ = device_->caps().local_heap_budget;
   if (!budget_) budget_ = device_->info().device_local_bytes;
   if (!budget_) budget_ = UINT64_MAX;
