@@ -12,7 +12,7 @@ npvk_status with_buffer(npvk_buffer h, Body &&body) {
     auto buffer = get_buffer(h);
     ContextLock lock(buffer->ctx().mutex());
     buffer->ctx().check_usable();
-    require(buffer->device != nullptr, NPVK_ERR_INVALID_HANDLE, "the buffer's memory was freed");
+    require(buffer->has_memory(), NPVK_ERR_INVALID_HANDLE, "the buffer's memory was freed");
     body(*buffer);
   });
 }

@@ -23,6 +23,12 @@ class MemoryObserver {
   // Around the execution of every flushed batch.
   virtual void before_flush() = 0;
   virtual void after_flush() = 0;
+  // Around eviction of a mirrored buffer's device copy (core/context_budget.cpp):
+  // the host memory must be writable for the download, and afterwards it is
+  // the only copy.
+  virtual void before_evict(Buffer &buffer) = 0;
+  // A device copy was made again from the host memory: the two are equal.
+  virtual void after_reload(Buffer &buffer) = 0;
 };
 
 class Buffer {
@@ -32,6 +38,10 @@ class Buffer {
   Context &ctx() const { return *ctx_; }
   const std::shared_ptr<Context> &ctx_ptr() const { return ctx_; }
   uint64_t size() const { return size_; }
+  // A wrap whose kernels work on a device copy of the host memory.
+  bool mirrored() const { return host && !zero_copy; }
+  // False once the memory was freed; an evicted buffer still has its data.
+  bool has_memory() const { return device || evicted; }
 
   // Where kernels read and write. Null once the context was released.
   std::unique_ptr<vk::DeviceBuffer> device;
@@ -39,6 +49,13 @@ class Buffer {
   void *host = nullptr;
   // The device works on the host pages themselves.
   bool zero_copy = false;
+  // A mirrored wrap whose device copy was freed to keep within the device
+  // memory budget (core/context_budget.cpp): `device` is null, the host
+  // memory holds the data, and the next device use uploads it again.
+  bool evicted = false;
+  // When recorded work last used it, in the context's use clock: least
+  // recently used copies are evicted first.
+  uint64_t last_use = 0;
   // A mirrored wrap on a discrete GPU: the host pages imported as the transfer
   // endpoint, so uploads and downloads need no staging copy.
   std::unique_ptr<vk::DeviceBuffer> host_pages;

@@ -100,6 +100,7 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   if (!tables.empty())
     std::memcpy(ctx->tables_->mapped(), tables.data(), tables.size() * sizeof(double));
   ctx->stats_.struct_size = sizeof(npvk_stats);
+  ctx->set_budget_from_environment();
   ctx->profiler_.trace_from_environment();
   if (const char *graph = std::getenv("NPVK_GRAPH")) ctx->graph_dir_ = graph;
   return ctx;
@@ -177,9 +178,12 @@ std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
     buffer->zero_copy = true;
   } else {
     buffer->host_pages = std::move(imported);
-    buffer->device =
-        std::make_unique<vk::DeviceBuffer>(*device_, size, vk::MemoryPlacement::DeviceLocal);
-    transfer(*buffer, 0, host, size, true);
+    // A copy that does not fit the budget now is made at its first device
+    // use, where queued work can be flushed to make room.
+    if (make_room(size, nullptr, 0))
+      allocate_copy(*buffer);
+    else
+      buffer->evicted = true;
   }
   remember(buffer);
   return buffer;
@@ -237,6 +241,7 @@ void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t siz
 void Context::write(Buffer &buffer, uint64_t offset, const void *src, uint64_t size) {
   check_usable();
   flush();
+  make_resident({&buffer});
   transfer(buffer, offset, const_cast<void *>(src), size, true);
   if (buffer.host && !buffer.zero_copy) buffer.device_newer = true;
 }
@@ -244,7 +249,10 @@ void Context::write(Buffer &buffer, uint64_t offset, const void *src, uint64_t s
 void Context::read(Buffer &buffer, uint64_t offset, void *dst, uint64_t size) {
   check_readable(buffer);
   flush();
-  transfer(buffer, offset, dst, size, false);
+  if (buffer.evicted)
+    std::memcpy(dst, static_cast<const uint8_t *>(buffer.host) + offset, size);  // the only copy
+  else
+    transfer(buffer, offset, dst, size, false);
 }
 
 void Context::sync_buffer(Buffer &buffer) {
@@ -261,7 +269,7 @@ void Context::host_modified(Buffer &buffer) {
   require(buffer.host != nullptr, NPVK_ERR_INVALID_ARGUMENT,
           "npvk_buffer_host_modified needs a buffer made by npvk_buffer_wrap_host");
   flush();
-  if (!buffer.zero_copy) transfer(buffer, 0, buffer.host, buffer.size(), true);
+  if (!buffer.zero_copy && !buffer.evicted) transfer(buffer, 0, buffer.host, buffer.size(), true);
   buffer.device_newer = false;
 }
 
@@ -397,7 +405,7 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
     const View &v = *operands[k];
     require(v.ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
             "operand " + std::to_string(k) + " belongs to another context");
-    require(v.scalar || v.buffer->device, NPVK_ERR_INVALID_HANDLE,
+    require(v.scalar || v.buffer->has_memory(), NPVK_ERR_INVALID_HANDLE,
             "operand " + std::to_string(k) + " refers to freed memory");
     require(k < nin || !v.scalar, NPVK_ERR_INVALID_ARGUMENT,
             "output " + std::to_string(k - nin) + " is a scalar view; outputs need memory");
@@ -443,6 +451,10 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
   // work that reads the old contents). The queued row that a merged op would
   // replace then ran already: refuse the merge, so that the caller records
   // this row on its own rather than running the earlier rows twice.
+  Buffer *used[kMaxOperands] = {};
+  for (uint32_t k = 0; k < n; ++k)
+    if (!operands[k]->scalar) used[k] = operands[k]->buffer.get();
+  make_resident(used, n);
   const uint64_t flushes = stats_.flushes;
   for (uint32_t k = 0; k < n; ++k) {
     const View &v = *operands[k];
@@ -586,7 +598,7 @@ void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &ax
     if (!v) continue;
     require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
             "a reduction's operand belongs to another context");
-    require(v->scalar || v->buffer->device, NPVK_ERR_INVALID_HANDLE,
+    require(v->scalar || v->buffer->has_memory(), NPVK_ERR_INVALID_HANDLE,
             "a reduction's operand refers to freed memory");
   }
   ReduceOp r = plan_reduction(op, in, axes, out, max_groups_ * kWorkgroupSize, loop_budget_);
@@ -634,7 +646,7 @@ void Context::accumulate(npvk_op op, const View &in, uint32_t axis, const View &
   for (const View *v : {&in, &out}) {
     require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
             "an accumulation's operand belongs to another context");
-    require(v->scalar || v->buffer->device, NPVK_ERR_INVALID_HANDLE,
+    require(v->scalar || v->buffer->has_memory(), NPVK_ERR_INVALID_HANDLE,
             "an accumulation's operand refers to freed memory");
   }
   ReduceOp r = plan_scan(op, in, axis, out);
@@ -661,6 +673,7 @@ void Context::accumulate(npvk_op op, const View &in, uint32_t axis, const View &
 void Context::record_reduction(ReduceOp &&r, const View &in, const View &out,
                                std::vector<int64_t> lo, std::vector<int64_t> hi) {
   const npvk_op op = r.spec.op;
+  make_resident({in.buffer.get(), out.buffer.get()});
   if (in.buffer->managed && observer_) observer_->before_use(*in.buffer, false);
   if (out.buffer->managed && observer_) observer_->before_use(*out.buffer, true);
   RecordedOp rec;
@@ -783,7 +796,7 @@ void Context::matmul(const View &a, const View &b, const View &c) {
   for (const View *v : {&a, &b, &c}) {
     require(v->ctx.get() == this, NPVK_ERR_INVALID_ARGUMENT,
             "a matmul operand belongs to another context");
-    require(v->scalar || v->buffer->device, NPVK_ERR_INVALID_HANDLE,
+    require(v->scalar || v->buffer->has_memory(), NPVK_ERR_INVALID_HANDLE,
             "a matmul operand refers to freed memory");
   }
   MatmulOp op = plan_matmul(a, b, c);
@@ -810,6 +823,7 @@ void Context::matmul(const View &a, const View &b, const View &c) {
     record(NPVK_OP_CAST, {&zero, &c}, 1, false);
     return;
   }
+  make_resident({a.buffer.get(), b.buffer.get(), c.buffer.get()});
   for (int v = 0; v < 3; ++v)
     if (views[v]->buffer->managed && observer_) observer_->before_use(*views[v]->buffer, v == 2);
   RecordedOp rec;
@@ -989,6 +1003,7 @@ void Context::release() {
     if (auto buffer = weak.lock()) {
       buffer->device.reset();
       buffer->host_pages.reset();
+      buffer->evicted = false;
     }
   }
   buffers_.clear();
@@ -1031,6 +1046,9 @@ npvk_stats Context::stats() const {
   npvk_stats s = stats_;
   if (device_) s.validation_messages = device_->instance().validation_messages();
   if (cache_) s.disk_cache_rejects = cache_->rejects();
+  s.device_bytes_held = held_;
+  s.device_bytes_peak = peak_held_;
+  s.device_memory_budget = budget_;
   return s;
 }
 
@@ -1043,6 +1061,7 @@ std::vector<npvk_fp_error> Context::take_fp_errors() {
 void Context::reset_stats() {
   stats_ = npvk_stats{};
   stats_.struct_size = sizeof(npvk_stats);
+  peak_held_ = held_;
   profiler_.reset();
 }
 

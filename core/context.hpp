@@ -5,7 +5,10 @@
 
 #include <npvk/npvk.h>
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -124,6 +127,17 @@ class Context : public std::enable_shared_from_this<Context> {
   void reduce_dispatches(const PlannedKernel &kernel, uint64_t scratch,
                          std::vector<vk::Dispatch> &batch);
   void remember(const std::shared_ptr<Buffer> &buffer);
+  // The device memory budget (core/context_budget.cpp). make_resident gives
+  // the evicted mirrored buffers among an op's operands their device copies
+  // back, evicting others or flushing first to keep within the budget.
+  void set_budget_from_environment();
+  void make_resident(Buffer *const *used, size_t count);
+  void make_resident(std::initializer_list<Buffer *> used) {
+    make_resident(used.begin(), used.size());
+  }
+  bool make_room(uint64_t need, Buffer *const *keep, size_t count);
+  void evict(Buffer &buffer);
+  void allocate_copy(Buffer &buffer);
   void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);
   // NPVK_FAULT's injection points: each throws the failure it simulates.
   void inject_alloc_fault();
@@ -168,6 +182,11 @@ class Context : public std::enable_shared_from_this<Context> {
   std::vector<std::weak_ptr<Buffer>> buffers_;
   size_t live_buffer_estimate_ = 0;
   npvk_stats stats_{};
+  uint64_t budget_ = UINT64_MAX;   // bytes of mirrored buffers' device copies
+  std::atomic<uint64_t> held_{0};  // charged by the copies themselves (DeviceBuffer::charge)
+  uint64_t peak_held_ = 0;
+  uint64_t use_clock_ = 0;  // Buffer::last_use
+  bool overrun_reported_ = false;
   bool released_ = false;
   MemoryObserver *observer_ = nullptr;
   npvk_host_loop_fn host_loop_ = nullptr;

@@ -58,7 +58,8 @@ bool safe_to_rerun(const std::vector<RecordedOp> &ops) {
 }  // namespace
 
 void Context::check_readable(const Buffer &buffer) const {
-  if (released_ || !device_->lost() || !buffer.device || !buffer.device->mapped()) check_usable();
+  const bool host_readable = buffer.evicted || (buffer.device && buffer.device->mapped());
+  if (released_ || !device_->lost() || !host_readable) check_usable();
 }
 
 void Context::inject_alloc_fault() {

@@ -214,7 +214,12 @@ void ManagedMemory::release_allocation(Allocation &a) {
     if (a.state != State::Host) protect(a, State::Host);
     a.freed = false;
     a.queued = false;
-    if (a.buffer) a.buffer->discarded = false;
+    if (a.buffer) {
+      a.buffer->discarded = false;
+      // Reuse uploads the pages (device_valid is cleared): an eviction of
+      // the copy in the meantime need not download what nobody reads.
+      a.buffer->device_newer = false;
+    }
     spare_.emplace(a.mapped, &a);
     spare_bytes_ += a.mapped;
     return;
@@ -226,6 +231,7 @@ void ManagedMemory::release_allocation(Allocation &a) {
     } else {
       a.buffer->device.reset();
       a.buffer->host_pages.reset();
+      a.buffer->evicted = false;
       a.buffer->managed = nullptr;
       a.buffer.reset();
     }
@@ -328,6 +334,18 @@ void ManagedMemory::after_flush() {
     if (a->buffer && a->buffer->zero_copy) set_state(*a, State::Host);  // pages already read-write
     if (a->freed) release_allocation(*a);
   }
+}
+
+void ManagedMemory::before_evict(Buffer &buffer) {
+  // The download writes the pages, and then they are the only copy: the host
+  // may use them freely, and the next device use uploads them.
+  Allocation &a = *static_cast<Allocation *>(buffer.managed);
+  if (a.state != State::Host) protect(a, State::Host);
+  a.device_valid = false;
+}
+
+void ManagedMemory::after_reload(Buffer &buffer) {
+  static_cast<Allocation *>(buffer.managed)->device_valid = true;
 }
 
 void ManagedMemory::make_host_accessible(Allocation &a, bool write) {

@@ -75,6 +75,8 @@ class ManagedMemory : public MemoryObserver {
   void before_use(Buffer &buffer, bool write) override;
   void before_flush() override;
   void after_flush() override;
+  void before_evict(Buffer &buffer) override;
+  void after_reload(Buffer &buffer) override;
 
  private:
   explicit ManagedMemory(std::shared_ptr<Context> ctx);

@@ -123,6 +123,7 @@ DeviceBuffer::~DeviceBuffer() {
   if (mapped_ && !imported_) fn.vkUnmapMemory(device_.handle(), memory_);
   if (buffer_) fn.vkDestroyBuffer(device_.handle(), buffer_, nullptr);
   if (memory_) fn.vkFreeMemory(device_.handle(), memory_, nullptr);
+  if (held_) held_->fetch_sub(size_);
 }
 
 }  // namespace npvk::vk

@@ -4,6 +4,7 @@
 // which kernels reach through GL_EXT_buffer_reference.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "vulkan/device.hpp"
@@ -31,6 +32,13 @@ class DeviceBuffer {
   // Host pointer to the memory, or nullptr when it is not host-visible.
   void *mapped() const { return mapped_; }
   bool imported() const { return imported_; }
+  // Counts size() in `*held` for as long as the buffer lives: the device
+  // memory budget sees every way a device copy goes away (eviction, a freed
+  // buffer, a released context) without each of them telling it.
+  void charge(std::atomic<uint64_t> *held) {
+    held_ = held;
+    held_->fetch_add(size_);
+  }
 
  private:
   void create(uint64_t size, const void *import_next);
@@ -43,6 +51,7 @@ class DeviceBuffer {
   VkDeviceAddress address_ = 0;
   void *mapped_ = nullptr;
   bool imported_ = false;
+  std::atomic<uint64_t> *held_ = nullptr;
 };
 
 }  // namespace npvk::vk

@@ -128,6 +128,17 @@ DeviceCaps query_device(const Functions &fn, VkPhysicalDevice pd, uint32_t index
     all_local_visible = all_local_visible && visible;
   }
   info.unified_memory = any_local && all_local_visible;
+  if (caps.has_memory_budget) {
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 mem2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+    mem2.pNext = &budget;
+    fn.vkGetPhysicalDeviceMemoryProperties2(pd, &mem2);
+    for (uint32_t h = 0; h < caps.memory.memoryHeapCount; ++h)
+      if ((caps.memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+          caps.memory.memoryHeaps[h].size == info.device_local_bytes)
+        caps.local_heap_budget = std::max(caps.local_heap_budget, budget.heapBudget[h]);
+  }
 
   uint32_t qf_count = 0;
   fn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &qf_count, nullptr);

@@ -16,6 +16,9 @@ struct DeviceCaps {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   npvk_device_info info{};  // what the C ABI reports
   bool has_memory_budget = false;
+  // VK_EXT_memory_budget's budget for the largest device-local heap, at the
+  // time of the query; 0 without the extension.
+  uint64_t local_heap_budget = 0;
   uint32_t compute_queue_family = 0;
   VkPhysicalDeviceMemoryProperties memory{};
   uint8_t pipeline_cache_uuid[VK_UUID_SIZE]{};

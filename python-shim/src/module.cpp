@@ -166,6 +166,13 @@ PyObject *py_stats(PyObject *, PyObject *) {
     put(d, "device_seconds", PyFloat_FromDouble(s.device_seconds));
     put(d, "compile_seconds", PyFloat_FromDouble(s.compile_seconds));
     put(d, "validation_messages", PyLong_FromUnsignedLongLong(s.validation_messages));
+    put(d, "evictions", PyLong_FromUnsignedLongLong(s.evictions));
+    put(d, "bytes_evicted", PyLong_FromUnsignedLongLong(s.bytes_evicted));
+    put(d, "budget_flushes", PyLong_FromUnsignedLongLong(s.budget_flushes));
+    put(d, "budget_overruns", PyLong_FromUnsignedLongLong(s.budget_overruns));
+    put(d, "device_bytes_held", PyLong_FromUnsignedLongLong(s.device_bytes_held));
+    put(d, "device_bytes_peak", PyLong_FromUnsignedLongLong(s.device_bytes_peak));
+    put(d, "device_memory_budget", PyLong_FromUnsignedLongLong(s.device_memory_budget));
   }
   if (npvk_managed_get_stats(&m) == NPVK_SUCCESS) {
     PyObject *syncs = PyDict_New();

@@ -315,6 +315,16 @@ typedef struct npvk_stats {
   uint64_t ops_fused;   /* ops that ran in a kernel together with others */
   uint64_t stores_contracted; /* outputs never written to memory (dead temporaries) */
   uint64_t bytes_contracted;  /* the bytes those stores would have written */
+  /* The device memory budget (NPVK_DEVICE_MEMORY_BUDGET, docs/architecture.md
+   * "Memory"): it covers the device copies of mirrored wraps only, so zero-copy
+   * buffers and npvk_buffer_create's memory are not in these counts. */
+  uint64_t evictions;            /* device copies freed (downloaded first if newer) */
+  uint64_t bytes_evicted;        /* the bytes of those copies */
+  uint64_t budget_flushes;       /* flushes run early: queued work alone filled the budget */
+  uint64_t budget_overruns;      /* ops whose own operands exceed the budget; they ran anyway */
+  uint64_t device_bytes_held;    /* device copies held now */
+  uint64_t device_bytes_peak;    /* most held at once since creation or the last reset */
+  uint64_t device_memory_budget; /* the budget in bytes */
 } npvk_stats;
 
 NPVK_API npvk_status npvk_context_get_stats(npvk_context ctx, npvk_stats *out);
