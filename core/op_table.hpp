@@ -17,6 +17,7 @@ enum class LoopRule {
   Where,       // (bool, T, T) -> T for any T
   Cast,        // any dtype -> any dtype
   Ldexp,       // (T, int32 or int64) -> T, T in kinds (not float32 with int64)
+  Frexp,       // T -> (T, int32), T in kinds
 };
 
 // Bit set of dtype kinds.

@@ -49,6 +49,11 @@ std::vector<Loop> BuildTable() {
   Same(t, NPVK_OP_FLOOR_DIVIDE, 2, iuf);
   Same(t, NPVK_OP_REMAINDER, 2, iuf);
   Same(t, NPVK_OP_FMOD, 2, iuf);
+  for (npvk_dtype d : iuf) t.push_back({NPVK_OP_DIVMOD, 2, {d, d, d, d}});
+  for (npvk_dtype d : floats) {
+    t.push_back({NPVK_OP_MODF, 1, {d, d, d}});
+    t.push_back({NPVK_OP_FREXP, 1, {d, d, NPVK_INT32}});
+  }
   Same(t, NPVK_OP_NEGATIVE, 1, iuf);
   Same(t, NPVK_OP_POSITIVE, 1, iuf);
   Same(t, NPVK_OP_ABSOLUTE, 1, all);

@@ -122,8 +122,8 @@ TEST_F(OpTableTest, SupportedMatchesDocs) {
 // Every documented loop has a case with a reference, and no case tests an undocumented loop.
 TEST(OpTable, CasesCoverEveryDocumentedLoop) {
   std::vector<Loop> covered;
-  for (auto build :
-       {ArithCases, MathCases, MathExtCases, BitwiseCases, CompareCases, WhereCases, CastCases}) {
+  for (auto build : {ArithCases, MathCases, MathExtCases, BitwiseCases, CompareCases, WhereCases,
+                     CastCases, FloatPartsCases}) {
     for (const OpCase &c : build()) covered.push_back(c.loop);
   }
   const auto want = LoopSet(DocumentedLoops());
