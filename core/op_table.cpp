@@ -155,11 +155,6 @@ bool op_has_loop(const OpInfo &info, const npvk_dtype *d, uint32_t count, const 
       if (!(kind_bit(d[0]) & info.kinds)) return no("no loop for this dtype");
       if (d[1] != NPVK_INT32 && d[1] != NPVK_INT64)
         return no("the exponent must be int32 or int64");
-      // The kernel's floating-point error checks read every input as the loop's float type,
-      // and GLSL converts no int64 to float implicitly (int32 to float, and int64 to double,
-      // it does).
-      if (d[0] == NPVK_FLOAT32 && d[1] == NPVK_INT64)
-        return no("float32 ldexp with an int64 exponent is not implemented");
       if (d[2] != d[0]) return no("the output must have the first input's dtype");
       return true;
     case LoopRule::Frexp:

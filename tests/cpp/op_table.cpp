@@ -80,6 +80,7 @@ std::vector<Loop> BuildTable() {
     Same(t, op, 2, floats);
   }
   t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT32, NPVK_INT32, NPVK_FLOAT32}});
+  t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT32, NPVK_INT64, NPVK_FLOAT32}});
   t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT64, NPVK_INT32, NPVK_FLOAT64}});
   t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT64, NPVK_INT64, NPVK_FLOAT64}});
   Same(t, NPVK_OP_GCD, 2, iu);

@@ -137,13 +137,10 @@ _FLOAT_ONLY_PREDICATES = ("signbit",)
 
 def documented_supported(name, types):
     """Whether docs/ops.md says npvk runs this loop: float16 is declared but
-    unsupported; signbit takes float32/float64 only; ldexp has no float32 loop
-    with an int64 exponent yet."""
+    unsupported; signbit takes float32/float64 only."""
     if "e" in types:
         return False
     if name in _FLOAT_ONLY_PREDICATES and types[0] not in "fd":
-        return False
-    if name == "ldexp" and types[0] == "f" and np.dtype(types[1]) == np.int64:
         return False
     return True
 
