@@ -490,7 +490,8 @@ using namespace glsl;
 bool needs_float64(const KernelSpec &s) {
   for (uint32_t k = 0; k < s.count(); ++k)
     if (s.operands[k].dtype == NPVK_FLOAT64) return true;
-  if (s.op == NPVK_OP_TRUE_DIVIDE) return true;  // integer loops divide in float64
+  // Integer loops divide in float64.
+  if (s.op == NPVK_OP_TRUE_DIVIDE && !is_float(s.operands[0].dtype)) return true;
   return uses_math_f64(s);
 }
 
