@@ -1,8 +1,10 @@
 """divmod, modf and frexp, NumPy's two-output ufuncs, on the device: every
 dtype against plain NumPy, bit for bit (signed zeros, NaN, infinities,
 subnormals, integer MIN and -1, zero divisors), with NumPy's warnings, in
-contiguous, strided and out= layouts, and fused with their neighbours."""
+contiguous, strided and out= layouts, fused with their neighbours, and
+replayed through NumPy's loops when a flush fails."""
 
+import json
 import warnings
 from collections import Counter
 
@@ -10,7 +12,7 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import StatsDelta, assert_same, npvk_enabled
+from npvk_testlib import StatsDelta, assert_same, npvk_enabled, run_python, subprocess_env
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 FLOATS = ["float32", "float64"]
@@ -149,3 +151,36 @@ def test_fused_chain_with_both_outputs(dtype):
         assert delta.get("dispatches") == 1  # one fused kernel
     for got, want in zip(actual, expected):
         assert_same(got, want)
+
+
+REPLAY = """
+import json, warnings
+import numpy as np, npvk
+a = np.linspace(-5, 5, 100_000)
+b = np.where(np.arange(a.size) % 2, 0.7, 0.0)
+i = np.arange(a.size, dtype=np.int32) - 7
+def run(a, b, i):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = np.divmod(a, b) + np.frexp(a) + np.modf(a) + np.divmod(i, np.int32(-3))
+        npvk.sync()
+    return r, sorted(str(x.message) for x in w)
+expected, expected_warnings = run(a, b, i)
+npvk.enable(min_bytes=0)
+actual, actual_warnings = run(np.array(a), np.array(b), np.array(i))
+same = all(x.dtype == y.dtype and x.tobytes() == y.tobytes() for x, y in zip(actual, expected))
+s = npvk.stats()
+print(json.dumps({"same": same, "replayed": s.get("ops_replayed_on_host", 0),
+                  "warnings": [w for w in actual_warnings if not w.startswith("npvk:")],
+                  "expected_warnings": expected_warnings}))
+"""
+
+
+def test_failed_flush_replays_two_output_ops_with_numpy_loops():
+    """A kernel that does not compile (NPVK_FAULT): the batch's two-output ops
+    run through NumPy's own loops, both outputs, with NumPy's warnings."""
+    proc = run_python(["-c", REPLAY], env=subprocess_env(NPVK_FAULT="compile:1"), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r["same"] and r["replayed"] == 4, r
+    assert r["warnings"] == r["expected_warnings"], r
