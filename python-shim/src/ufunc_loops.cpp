@@ -271,13 +271,13 @@ void restore_loops() {
 
 int replaced_loop_count() { return g_used; }
 
-bool device_loop_for(PyObject *ufunc, int in_type, int out_type, npvk_op *op) {
+bool device_loop_for(PyObject *ufunc, int in_type, const int *out_types, int nout, npvk_op *op) {
   for (int i = 0; i < g_used; ++i) {
     const Slot &s = g_slots[size_t(i)];
-    if (s.ufunc != ufunc || s.nout != 1 || s.unsupported || s.type_nums[size_t(s.nin)] != out_type)
-      continue;
+    if (s.ufunc != ufunc || s.nout != nout || s.unsupported) continue;
     bool match = true;
     for (int k = 0; k < s.nin; ++k) match = match && s.type_nums[size_t(k)] == in_type;
+    for (int k = 0; k < nout; ++k) match = match && s.type_nums[size_t(s.nin + k)] == out_types[k];
     if (match) {
       *op = s.op;
       return true;

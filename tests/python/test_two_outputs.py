@@ -184,3 +184,33 @@ def test_failed_flush_replays_two_output_ops_with_numpy_loops():
     r = json.loads(proc.stdout.strip().splitlines()[-1])
     assert r["same"] and r["replayed"] == 4, r
     assert r["warnings"] == r["expected_warnings"], r
+
+
+def test_whole_nd_calls_on_strided_views():
+    """N-d strided views, which NumPy would copy into buffers of its own: the
+    whole call runs on the device, both outputs allocated (or given as out=,
+    keyword or positional) in managed memory."""
+    g = np.linspace(-5, 5, 300 * 400).reshape(300, 400)
+    h = np.where(g == 0, 1.0, g)[::-1].copy()
+
+    def program(g, h):
+        with np.errstate(all="ignore"):
+            r = (np.divmod(g[1:-1, 1:-1], h[2:, :-2]) + np.modf(g[:-2, 2:]) +
+                 np.frexp(g[1:-1, ::2]))
+            q, m = np.empty((298, 398)), np.empty((298, 398))
+            np.divmod(g[1:-1, 1:-1], 0.3, out=(q, m))
+            q2, m2 = np.empty((298, 398)), np.empty((298, 398))
+            np.divmod(g[1:-1, 1:-1], 0.3, q2, m2)
+        return r + (q, m, q2, m2)
+
+    expected = program(g.copy(), h.copy())
+    with npvk_enabled(min_bytes=0):
+        x, y = np.array(g), np.array(h)
+        delta = StatsDelta()
+        actual = program(x, y)
+        npvk.sync()
+        assert delta.device_ops == 5
+        for name in ("divmod", "modf", "frexp"):
+            assert delta.fallbacks(ufunc=name) == 0, delta.fallback_table()
+    for got, want in zip(actual, expected):
+        assert_same(got, want)
