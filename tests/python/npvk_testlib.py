@@ -44,18 +44,25 @@ def npvk_enabled(min_bytes=0):
         npvk.disable()
 
 
-def run_both_counted(fn, *arrays):
+def run_both_stats(fn, *arrays):
     """fn(*arrays) on NumPy's path (on copies) and with npvk (on managed
-    copies): (actual, expected, fallbacks by ufunc and reason, device ops)."""
+    copies): (actual, expected, {"fallbacks": by ufunc and reason,
+    "device_ops", "dispatches"} of the npvk run)."""
     expected = fn(*[a.copy() for a in arrays])
     with npvk_enabled(min_bytes=0):
         device = [np.array(a) for a in arrays]
         delta = StatsDelta()
         actual = fn(*device)
         npvk.sync()
-        fallbacks = delta.fallback_table()
-        device_ops = delta.device_ops
-    return actual, expected, fallbacks, device_ops
+        counted = {"fallbacks": delta.fallback_table(), "device_ops": delta.device_ops,
+                   "dispatches": delta.get("dispatches")}
+    return actual, expected, counted
+
+
+def run_both_counted(fn, *arrays):
+    """As run_both_stats: (actual, expected, fallbacks, device ops)."""
+    actual, expected, counted = run_both_stats(fn, *arrays)
+    return actual, expected, counted["fallbacks"], counted["device_ops"]
 
 
 class StatsDelta:

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import StatsDelta, assert_same, npvk_enabled, run_python, subprocess_env
+from npvk_testlib import (StatsDelta, assert_same, npvk_enabled, run_both_stats, run_python,
+                          subprocess_env)
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 FLOATS = ["float32", "float64"]
@@ -85,6 +86,14 @@ def _check(fn, *inputs):
     assert actual_warnings == expected_warnings
 
 
+def _on_both(program, *arrays):
+    """run_both_stats, with every result compared bit for bit."""
+    actual, expected, counted = run_both_stats(program, *arrays)
+    for got, want in zip(actual, expected):
+        assert_same(got, want)
+    return counted
+
+
 @pytest.mark.parametrize("dtype", INTS + FLOATS)
 def test_divmod(dtype):
     _check(np.divmod, *_pairs(dtype))
@@ -108,25 +117,16 @@ def test_strided_and_out(name):
     uf = getattr(np, name)
     x = _unary("float64", 4000)
     y = np.where(x == 0, 3.0, x[::-1])
-    args = (x[::2], y[1::2]) if uf.nin == 2 else (x[::2],)
     out_types = [np.float64, np.int32 if name == "frexp" else np.float64]
 
-    def run(*xs):
-        outs = tuple(np.full(xs[0].size * 3, 7, t)[1::3] for t in out_types)
+    def run(x, y):
+        outs = tuple(np.full(x.size // 2 * 3, 7, t)[1::3] for t in out_types)
         with np.errstate(all="ignore"):
-            uf(*xs, out=outs)
+            uf(*((x[::2], y[1::2]) if uf.nin == 2 else (x[::2],)), out=outs)
         return outs
 
-    expected = run(*[a.copy() for a in args])
-    with npvk_enabled(min_bytes=0):
-        big = [np.array(x), np.array(y)]
-        xs = (big[0][::2], big[1][1::2]) if uf.nin == 2 else (big[0][::2],)
-        delta = StatsDelta()
-        actual = run(*xs)
-        npvk.sync()
-        assert delta.device_ops > 0 and delta.fallbacks(ufunc=name) == 0
-    for got, want in zip(actual, expected):
-        assert_same(got, want)
+    counted = _on_both(run, x, y)
+    assert counted["device_ops"] > 0 and name not in counted["fallbacks"], counted
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float64"])
@@ -141,16 +141,9 @@ def test_fused_chain_with_both_outputs(dtype):
             q, r = np.divmod(a + np.asarray(1, a.dtype), b)
             return q * b + r, q
 
-    expected = chain(a.copy(), b.copy())
-    with npvk_enabled(min_bytes=0):
-        x, y = np.array(a), np.array(b)
-        delta = StatsDelta()
-        actual = chain(x, y)
-        npvk.sync()
-        assert delta.device_ops == 4 and delta.fallback_table() == {}
-        assert delta.get("dispatches") == 1  # one fused kernel
-    for got, want in zip(actual, expected):
-        assert_same(got, want)
+    counted = _on_both(chain, a, b)
+    assert counted["device_ops"] == 4 and counted["fallbacks"] == {}, counted
+    assert counted["dispatches"] == 1, counted  # one fused kernel
 
 
 REPLAY = """
@@ -203,14 +196,6 @@ def test_whole_nd_calls_on_strided_views():
             np.divmod(g[1:-1, 1:-1], 0.3, q2, m2)
         return r + (q, m, q2, m2)
 
-    expected = program(g.copy(), h.copy())
-    with npvk_enabled(min_bytes=0):
-        x, y = np.array(g), np.array(h)
-        delta = StatsDelta()
-        actual = program(x, y)
-        npvk.sync()
-        assert delta.device_ops == 5
-        for name in ("divmod", "modf", "frexp"):
-            assert delta.fallbacks(ufunc=name) == 0, delta.fallback_table()
-    for got, want in zip(actual, expected):
-        assert_same(got, want)
+    counted = _on_both(program, g, h)
+    assert counted["device_ops"] == 5, counted
+    assert not {"divmod", "modf", "frexp"} & set(counted["fallbacks"]), counted
