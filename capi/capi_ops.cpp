@@ -35,6 +35,16 @@ NPVK_API npvk_status npvk_op_supported(npvk_context h, npvk_op op, const npvk_dt
   });
 }
 
+NPVK_API npvk_status npvk_op_has_loop(npvk_op op, const npvk_dtype *dtypes, uint32_t count,
+                                      int *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    require(dtypes || count == 0, NPVK_ERR_INVALID_ARGUMENT, "dtypes is null");
+    const OpInfo &info = op_info(op);
+    *out = info.implemented && op_has_loop(info, dtypes, count, nullptr) ? 1 : 0;
+  });
+}
+
 NPVK_API npvk_status npvk_apply(npvk_context h, npvk_op op, uint32_t nin, const npvk_view *inputs,
                                 uint32_t nout, const npvk_view *outputs) {
   return guarded([&] {

@@ -92,6 +92,7 @@ bool uses_math_f64(const KernelSpec &s) {
     case NPVK_OP_FMOD:
     case NPVK_OP_REMAINDER:
     case NPVK_OP_FLOOR_DIVIDE:
+    case NPVK_OP_DIVMOD:
       return true;
     default:
       return math_f64_function(s.op) != nullptr;
@@ -135,7 +136,9 @@ std::string cast_expr(const DtypeInfo &from, const DtypeInfo &to, const std::str
   return std::string(to.glsl_compute) + "(" + x + ")";
 }
 
-// The math of one op on loaded inputs a[0..], in the loop's compute type.
+// The math of one op on loaded inputs a[0..nin), in the loop's compute type.
+// Ops with two outputs return the first; a[nin] names the variable that
+// receives the second (an `out` argument of their GLSL function).
 std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
   const DtypeInfo &t = loop_type(s);
   const bool b = t.kind == DtypeKind::Bool, f = t.kind == DtypeKind::Float;
@@ -173,6 +176,12 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
       return call("npvk_remainder", 2);
     case NPVK_OP_FMOD:
       return call("npvk_fmod", 2);
+    case NPVK_OP_DIVMOD:
+      return call("npvk_divmod_pair", 3);
+    case NPVK_OP_MODF:
+      return call("npvk_modf", 2);
+    case NPVK_OP_FREXP:
+      return call("npvk_frexp", 2);
     case NPVK_OP_NEGATIVE:
       return u ? "(" + zero(t) + " - " + a[0] + ")" : "(-" + a[0] + ")";
     case NPVK_OP_POSITIVE:
@@ -373,6 +382,7 @@ std::string zero_division_test(const KernelSpec &s, const std::vector<std::strin
   switch (s.op) {
     case NPVK_OP_TRUE_DIVIDE:
     case NPVK_OP_FLOOR_DIVIDE:
+    case NPVK_OP_DIVMOD:
       return a[1] + " == " + zero(in);
     case NPVK_OP_LOG:
     case NPVK_OP_LOG2:
@@ -420,10 +430,11 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
             ") ? 1u : 2u;\n";
     code += "    if (fpe != 0u) atomicOr(FpFlags(" + flags + ").v, fpe);\n    }\n";
     return code;
-  } else if (is_integer(in.dtype) &&
-             (s.op == NPVK_OP_FLOOR_DIVIDE || s.op == NPVK_OP_REMAINDER || s.op == NPVK_OP_FMOD)) {
+  } else if (is_integer(in.dtype) && (s.op == NPVK_OP_FLOOR_DIVIDE || s.op == NPVK_OP_REMAINDER ||
+                                      s.op == NPVK_OP_FMOD || s.op == NPVK_OP_DIVMOD)) {
     code += "    uint fpe = (" + a[1] + " == " + zero(in) + ") ? 1u : 0u;\n";
-    if (s.op == NPVK_OP_FLOOR_DIVIDE && in.kind == DtypeKind::Signed) {
+    const bool floors = s.op == NPVK_OP_FLOOR_DIVIDE || s.op == NPVK_OP_DIVMOD;
+    if (floors && in.kind == DtypeKind::Signed) {
       // MIN is written as -MAX - 1: the literal MIN itself overflows in GLSL.
       const std::string t = in.glsl_compute, l = in.itemsize == 8 ? "l" : "";
       const std::string max = std::to_string((uint64_t(1) << (in.itemsize * 8 - 1)) - 1);
@@ -457,8 +468,13 @@ std::string fp_flags_accumulate(const KernelSpec &s, const std::vector<std::stri
   for (uint32_t k = 0; k < s.nin; ++k) brought += " | " + operand_class[k];
   std::string code = "    uint t = " + result_class + " & ~(" + brought + ");\n";
   const std::string pole = zero_division_test(s, a);
-  if (pole == "false") return code + "    " + acc + " |= 1u << t;\n";
-  return code + "    " + acc + " |= (t == 1u && (" + pole + ")) ? 16u : (1u << t);\n";
+  // npy_divmod's quotient that overflows also raises invalid: its rounding
+  // step computes inf - floor(inf).
+  const bool floors =
+      is_float(s.operands[0].dtype) && (s.op == NPVK_OP_FLOOR_DIVIDE || s.op == NPVK_OP_DIVMOD);
+  const std::string infinity = floors ? "(t == 1u ? 10u : (1u << t))" : "(1u << t)";
+  if (pole == "false") return code + "    " + acc + " |= " + infinity + ";\n";
+  return code + "    " + acc + " |= (t == 1u && (" + pole + ")) ? 16u : " + infinity + ";\n";
 }
 
 std::string fp_flags_publish(const std::string &acc, const std::string &flags) {
@@ -474,7 +490,8 @@ using namespace glsl;
 bool needs_float64(const KernelSpec &s) {
   for (uint32_t k = 0; k < s.count(); ++k)
     if (s.operands[k].dtype == NPVK_FLOAT64) return true;
-  if (s.op == NPVK_OP_TRUE_DIVIDE) return true;  // integer loops divide in float64
+  // Integer loops divide in float64.
+  if (s.op == NPVK_OP_TRUE_DIVIDE && !is_float(s.operands[0].dtype)) return true;
   return uses_math_f64(s);
 }
 
@@ -523,7 +540,7 @@ void Templates::add(const KernelSpec &op) {
     const int f64 = loop.dtype == NPVK_FLOAT64;
     float_type[f64] = true;
     divmod[f64] = divmod[f64] || op.op == NPVK_OP_FMOD || op.op == NPVK_OP_REMAINDER ||
-                  op.op == NPVK_OP_FLOOR_DIVIDE;
+                  op.op == NPVK_OP_FLOOR_DIVIDE || op.op == NPVK_OP_DIVMOD;
   } else if (loop.kind != DtypeKind::Bool) {
     ints.emplace(loop.glsl_compute, loop.kind == DtypeKind::Signed, loop.itemsize == 8 ? 64 : 32);
   }
@@ -723,20 +740,41 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
         out << "    " << d.glsl_compute << " " << name << " = " << value[st.slot[k]] << ";\n";
         args.push_back(name);
       }
-      const DtypeInfo &res = result_type(op);
       // `precise` forbids the driver from contracting or reassociating, which
       // would change the last bit compared with NumPy; it also keeps fused
-      // ops from merging into one another.
-      out << "    " << (res.kind == DtypeKind::Float ? "precise " : "") << res.glsl_compute
-          << " r = " << op_expr(op, args) << ";\n";
+      // ops from merging into one another. Output k is r, r1, ...: a second
+      // output is an `out` argument of the op's function.
+      std::vector<std::string> results;
+      auto precise_decl = [](const DtypeInfo &d) {
+        return std::string(d.kind == DtypeKind::Float ? "precise " : "") + d.glsl_compute;
+      };
+      for (uint32_t k = op.nin; k < op.count(); ++k) {
+        results.push_back(k == op.nin ? "r" : "r" + std::to_string(k - op.nin));
+        if (k > op.nin) {
+          out << "    " << precise_decl(dtype_info(op.operands[k].dtype)) << " " << results.back()
+              << ";\n";
+          args.push_back(results.back());
+        }
+      }
+      const DtypeInfo &res = result_type(op);
+      out << "    " << precise_decl(res) << " r = " << op_expr(op, args) << ";\n";
+      args.resize(op.nin);
       if (float_flags(op) && (rare || tainted_step[j])) {
         std::vector<std::string> operand_class;
         for (uint32_t k = 0; k < op.nin; ++k)
           operand_class.push_back(fp_class(dtype_info(op.operands[k].dtype), args[k]));
-        out << fp_flags_accumulate(op, args, operand_class, fp_class(res, "r"),
-                                   "fl" + std::to_string(j));
+        // Each output raises what it brings; the first's pole test serves all.
+        for (uint32_t k = op.nin; k < op.count(); ++k)
+          out << "    {\n"
+              << fp_flags_accumulate(
+                     op, args, operand_class,
+                     fp_class(dtype_info(op.operands[k].dtype), results[k - op.nin]),
+                     "fl" + std::to_string(j))
+              << "    }\n";
       } else if (float_flags(op)) {
-        out << "    nonfinite |= uint(!" << is_finite(res, "r") << ");\n";
+        for (uint32_t k = op.nin; k < op.count(); ++k)
+          out << "    nonfinite |= uint(!"
+              << is_finite(dtype_info(op.operands[k].dtype), results[k - op.nin]) << ");\n";
       } else if (!rare) {
         out << fp_flags_code(op, args, "pc.flags + " + std::to_string(4 * j) + "ul");
       }
@@ -744,7 +782,8 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
         const uint32_t slot = st.slot[k];
         const DtypeInfo &d = dtype_info(s.slots[slot].dtype);
         std::string t = "t" + std::to_string(k);
-        out << "    " << d.glsl_storage << " " << t << " = " << storage_value(d, "r") << ";\n";
+        out << "    " << d.glsl_storage << " " << t << " = "
+            << storage_value(d, results[k - op.nin]) << ";\n";
         if (!rare && s.slots[slot].stored && last_write[slot] == j)
           out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
         out << "    " << value[slot] << " = " << loaded_value(d, t) << ";\n";

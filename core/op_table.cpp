@@ -21,7 +21,7 @@ const OpInfo kOps[NPVK_OP_COUNT] = {
     {NPVK_OP_FLOOR_DIVIDE, "floor_divide", 2, 1, Y, R::Same, kNumeric},
     {NPVK_OP_REMAINDER, "remainder", 2, 1, Y, R::Same, kNumeric},
     {NPVK_OP_FMOD, "fmod", 2, 1, Y, R::Same, kNumeric},
-    {NPVK_OP_DIVMOD, "divmod", 2, 2, N, R::Same, kNumeric},
+    {NPVK_OP_DIVMOD, "divmod", 2, 2, Y, R::Same, kNumeric},
     {NPVK_OP_NEGATIVE, "negative", 1, 1, Y, R::Same, kNumeric},
     {NPVK_OP_POSITIVE, "positive", 1, 1, Y, R::Same, kNumeric},
     {NPVK_OP_ABSOLUTE, "absolute", 1, 1, Y, R::Same, kAll},
@@ -68,8 +68,8 @@ const OpInfo kOps[NPVK_OP_COUNT] = {
     {NPVK_OP_NEXTAFTER, "nextafter", 2, 1, Y, R::Same, kFloat},
     {NPVK_OP_SPACING, "spacing", 1, 1, Y, R::Same, kFloat},
     {NPVK_OP_LDEXP, "ldexp", 2, 1, Y, R::Ldexp, kFloat},
-    {NPVK_OP_FREXP, "frexp", 1, 2, N, R::Same, kFloat},
-    {NPVK_OP_MODF, "modf", 1, 2, N, R::Same, kFloat},
+    {NPVK_OP_FREXP, "frexp", 1, 2, Y, R::Frexp, kFloat},
+    {NPVK_OP_MODF, "modf", 1, 2, Y, R::Same, kFloat},
     {NPVK_OP_ISNAN, "isnan", 1, 1, Y, R::ToBool, kAll},
     {NPVK_OP_ISINF, "isinf", 1, 1, Y, R::ToBool, kAll},
     {NPVK_OP_ISFINITE, "isfinite", 1, 1, Y, R::ToBool, kAll},
@@ -155,12 +155,12 @@ bool op_has_loop(const OpInfo &info, const npvk_dtype *d, uint32_t count, const 
       if (!(kind_bit(d[0]) & info.kinds)) return no("no loop for this dtype");
       if (d[1] != NPVK_INT32 && d[1] != NPVK_INT64)
         return no("the exponent must be int32 or int64");
-      // The kernel's floating-point error checks read every input as the loop's float type,
-      // and GLSL converts no int64 to float implicitly (int32 to float, and int64 to double,
-      // it does).
-      if (d[0] == NPVK_FLOAT32 && d[1] == NPVK_INT64)
-        return no("float32 ldexp with an int64 exponent is not implemented");
       if (d[2] != d[0]) return no("the output must have the first input's dtype");
+      return true;
+    case LoopRule::Frexp:
+      if (!(kind_bit(d[0]) & info.kinds)) return no("no loop for this dtype");
+      if (d[1] != d[0]) return no("the mantissa must have the input's dtype");
+      if (d[2] != NPVK_INT32) return no("the exponent must be int32");
       return true;
     case LoopRule::Same:
       for (uint32_t i = 1; i < count; ++i)

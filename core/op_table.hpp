@@ -16,7 +16,8 @@ enum class LoopRule {
   TrueDivide,  // floats: Same; integers: TT -> float64
   Where,       // (bool, T, T) -> T for any T
   Cast,        // any dtype -> any dtype
-  Ldexp,       // (T, int32 or int64) -> T, T in kinds (not float32 with int64)
+  Ldexp,       // (T, int32 or int64) -> T, T in kinds
+  Frexp,       // T -> (T, int32), T in kinds
 };
 
 // Bit set of dtype kinds.

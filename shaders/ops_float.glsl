@@ -77,6 +77,21 @@ NPVK_F npvk_spacing(NPVK_F x) {
   return NPVK_FROM_BITS(sign | ulp);
 }
 
+// The significand of a finite nonzero magnitude with its leading bit at
+// NPVK_MANT_BITS, and in `e` its biased exponent (below 1 for subnormals),
+// so that |x| = sig * 2^(e - bias - NPVK_MANT_BITS) also for subnormals.
+NPVK_U npvk_significand(NPVK_U mag, out int e) {
+  int m = NPVK_MANT_BITS;
+  NPVK_U unit = NPVK_U(1) << m;
+  e = int(mag >> m);
+  NPVK_U sig = mag & (unit - NPVK_U(1));
+  if (e != 0) return sig | unit;
+  // subnormal: the integer significand converts exactly; its exponent is the top bit
+  int top = int(NPVK_TO_BITS(NPVK_F(sig)) >> m) - int((NPVK_EXP_MASK >> m) >> 1);
+  e = 1 - (m - top);
+  return sig << (m - top);
+}
+
 // C's ldexp(x, n) on the bits, |n| <= 4000: exact, with one round-half-even
 // for subnormal results, so flushing drivers still give them.
 NPVK_F npvk_ldexp(NPVK_F x, int n) {
@@ -87,16 +102,8 @@ NPVK_F npvk_ldexp(NPVK_F x, int n) {
   int m = NPVK_MANT_BITS;
   int bias = int((NPVK_EXP_MASK >> m) >> 1);
   NPVK_U unit = NPVK_U(1) << m;
-  int e = int(mag >> m);
-  NPVK_U sig = mag & (unit - NPVK_U(1));
-  if (e == 0) {
-    // subnormal: the integer significand converts exactly; its exponent is the top bit
-    int top = int(NPVK_TO_BITS(NPVK_F(sig)) >> m) - bias;
-    sig <<= m - top;
-    e = 1 - (m - top);
-  } else {
-    sig |= unit;
-  }
+  int e;
+  NPVK_U sig = npvk_significand(mag, e);
   int ne = e + n;  // x * 2^n = sig * 2^(ne - bias - m)
   if (ne >= 2 * bias + 1) return NPVK_FROM_BITS(sign | NPVK_EXP_MASK);
   if (ne >= 1) return NPVK_FROM_BITS(sign | (NPVK_U(ne) << m) | (sig & (unit - NPVK_U(1))));
@@ -107,4 +114,50 @@ NPVK_F npvk_ldexp(NPVK_F x, int n) {
   NPVK_U halfway = NPVK_U(1) << (sh - 1);
   if (rest > halfway || (rest == halfway && (q & NPVK_U(1)) != NPVK_U(0))) q += NPVK_U(1);
   return NPVK_FROM_BITS(sign | q);  // a carry into the exponent field is right too
+}
+
+// C's modf on the bits: the fraction is returned, the integral part written
+// to `ipart`, both with x's sign. |x| < 1 keeps x as the fraction bit for bit
+// (a flushing driver would lose a subnormal in x - 0); values past the
+// mantissa are integers; x - trunc(x) is exact otherwise.
+NPVK_F npvk_modf(NPVK_F x, out NPVK_F ipart) {
+  NPVK_U b = NPVK_TO_BITS(x);
+  NPVK_U sign = b & NPVK_SIGN_MASK;
+  NPVK_U mag = b & ~NPVK_SIGN_MASK;
+  if (mag > NPVK_EXP_MASK) {
+    ipart = x;
+    return x;
+  }
+  int m = NPVK_MANT_BITS;
+  int e = int(mag >> m) - int((NPVK_EXP_MASK >> m) >> 1);
+  if (e < 0) {
+    ipart = NPVK_FROM_BITS(sign);
+    return x;
+  }
+  if (e >= m) {
+    ipart = x;
+    return NPVK_FROM_BITS(sign);
+  }
+  precise NPVK_F i = trunc(x);
+  precise NPVK_F f = x - i;
+  ipart = i;
+  return NPVK_FROM_BITS(sign | NPVK_TO_BITS(f));
+}
+
+// C's frexp on the bits: a fraction in [0.5, 1) with x's sign, and the
+// exponent (0 for +-0, +-inf and NaN, as glibc). Subnormals are normalised
+// exactly.
+NPVK_F npvk_frexp(NPVK_F x, out int exponent) {
+  NPVK_U b = NPVK_TO_BITS(x);
+  NPVK_U sign = b & NPVK_SIGN_MASK;
+  NPVK_U mag = b & ~NPVK_SIGN_MASK;
+  exponent = 0;
+  if (mag == NPVK_U(0) || mag >= NPVK_EXP_MASK) return x;
+  int m = NPVK_MANT_BITS;
+  int bias = int((NPVK_EXP_MASK >> m) >> 1);
+  int e;
+  NPVK_U sig = npvk_significand(mag, e);
+  exponent = e - (bias - 1);
+  // The fraction's biased exponent is bias - 1: [0.5, 1).
+  return NPVK_FROM_BITS(sign | (NPVK_U(bias - 1) << m) | (sig & ~(NPVK_U(1) << m)));
 }

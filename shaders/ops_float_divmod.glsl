@@ -44,3 +44,11 @@ NPVK_F npvk_remainder(NPVK_F a, NPVK_F b) {
   npvk_divmod(a, b, mod);
   return mod;
 }
+
+// NumPy's float divmod loop is npy_divmod itself: (floor_divide, remainder).
+NPVK_F npvk_divmod_pair(NPVK_F a, NPVK_F b, out NPVK_F modulus) {
+  precise NPVK_F mod;
+  precise NPVK_F q = npvk_divmod(a, b, mod);
+  modulus = mod;
+  return q;
+}

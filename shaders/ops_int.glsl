@@ -132,3 +132,10 @@ NPVK_T npvk_lcm(NPVK_T a, NPVK_T b) {
   return g == NPVK_UT(0) ? NPVK_T(0) : NPVK_T(ua / g * ub);
 }
 #undef NPVK_UT
+
+// NumPy's integer divmod: floor_divide and remainder together (their zero
+// divisors and MIN / -1 included).
+NPVK_T npvk_divmod_pair(NPVK_T a, NPVK_T b, out NPVK_T modulus) {
+  modulus = npvk_remainder(a, b);
+  return npvk_floor_divide(a, b);
+}

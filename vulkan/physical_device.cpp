@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -36,6 +37,28 @@ bool has_extension(const std::vector<VkExtensionProperties> &exts, const char *n
 
 void copy_string(char *dst, size_t cap, const char *src) {
   std::snprintf(dst, cap, "%s", src ? src : "");
+}
+
+// NPVK_DISABLE_FEATURES=float64,int64 (test-only): report these shader
+// features as absent, so that a machine whose driver has them can show what
+// npvk does on one that lacks them (the logical device is then created
+// without them too, and the validation layer sees any kernel that uses one).
+void mask_disabled_features(npvk_device_info &info) {
+  const char *spec = std::getenv("NPVK_DISABLE_FEATURES");
+  if (!spec) return;
+  std::string rest = spec;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string name = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    if (name == "float64")
+      info.float64 = 0;
+    else if (name == "int64")
+      info.int64 = 0;
+    else if (!name.empty())
+      std::fprintf(stderr, "npvk: NPVK_DISABLE_FEATURES: unknown feature '%s' ignored\n",
+                   name.c_str());
+  }
 }
 
 DeviceCaps query_device(const Functions &fn, VkPhysicalDevice pd, uint32_t index) {
@@ -97,6 +120,7 @@ DeviceCaps query_device(const Functions &fn, VkPhysicalDevice pd, uint32_t index
   info.api_version = base.apiVersion;
   info.float64 = feats.features.shaderFloat64;
   info.int64 = feats.features.shaderInt64;
+  mask_disabled_features(info);
   info.int16 = feats.features.shaderInt16;
   info.float16 = v12 && f12.shaderFloat16;
   info.int8 = v12 && f12.shaderInt8;

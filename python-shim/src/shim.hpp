@@ -56,8 +56,8 @@ bool force_managed(bool on);
 bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_dtype *dtypes,
                   int count, std::string *error);
 void restore_loops();
-// The device op of the replaced loop (in_type, ..., in_type) -> out_type.
-bool device_loop_for(PyObject *ufunc, int in_type, int out_type, npvk_op *op);
+// The device op of the replaced loop (in_type, ..., in_type) -> (out_types[0], ...).
+bool device_loop_for(PyObject *ufunc, int in_type, const int *out_types, int nout, npvk_op *op);
 // matmul_loop.cpp: np.matmul's (T, T) -> T gufunc loop on the device.
 bool replace_matmul_loop(PyObject *ufunc, int type_num, npvk_dtype dtype);
 void restore_matmul_loops();

@@ -20,8 +20,9 @@
 // Only calls whose result NumPy would type and lay out in exactly the same
 // way are taken: float32 or float64 arrays of one dtype (native order, no
 // negative strides), Python or NumPy float scalars that fit that dtype, no
-// keyword arguments, and a loop of exactly that dtype found first by NumPy's
-// own search order. Everything else goes to NumPy unchanged.
+// keyword but out=, and a loop of exactly that dtype found first by NumPy's
+// own search order; one or two outputs (divmod, modf, frexp). Everything else
+// goes to NumPy unchanged.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -33,6 +34,7 @@ namespace npvk_shim {
 namespace {
 
 constexpr int kMaxInputs = 3;
+constexpr int kMaxOutputs = 2;  // divmod, modf, frexp
 // Host arrays up to this size are uploaded rather than refusing the call.
 constexpr npy_intp kMaxUpload = 1 << 20;
 
@@ -61,7 +63,7 @@ bool managed(PyArrayObject *a, uint64_t *size) {
 }
 
 // The first loop NumPy's default type resolution would pick for inputs of
-// type `t`, if it is exactly (t, ..., t) -> out.
+// type `t`, if it is exactly (t, ..., t) -> out[0], ...
 bool exact_first_loop(PyUFuncObject *uf, int t, int *out) {
   const int nargs = uf->nin + uf->nout;
   for (int i = 0; i < uf->ntypes; ++i) {
@@ -72,10 +74,23 @@ bool exact_first_loop(PyUFuncObject *uf, int t, int *out) {
       exact = exact && types[k] == t;
     }
     if (!all_safe) continue;
-    if (exact) *out = types[uf->nin];
+    for (int k = 0; exact && k < uf->nout; ++k) out[k] = types[uf->nin + k];
     return exact;
   }
   return false;
+}
+
+npvk_dtype npvk_dtype_of(int type) {
+  switch (type) {
+    case NPY_BOOL:
+      return NPVK_BOOL;
+    case NPY_INT:
+      return NPVK_INT32;
+    case NPY_FLOAT:
+      return NPVK_FLOAT32;
+    default:
+      return NPVK_FLOAT64;
+  }
 }
 
 }  // namespace
@@ -85,27 +100,40 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   *taken = false;
   PyUFuncObject *uf = reinterpret_cast<PyUFuncObject *>(callable);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  // An output may come as the last positional argument (NumPy's temporary
+  const int nout = uf->nout;
+  if (nout < 1 || nout > kMaxOutputs) return nullptr;
+  // Outputs may come as the last positional arguments (NumPy's temporary
   // elision turns `t + x`, for a temporary t, into add(t, x, t)) or as the
-  // only keyword, `out=` (an array, or a tuple of one).
-  PyObject *out = nargs == uf->nin + 1 ? args[uf->nin] : nullptr;
+  // only keyword, `out=` (an array, or a tuple of one per output).
+  PyObject *outs[kMaxOutputs] = {};
+  bool given = nargs == uf->nin + nout;
+  if (given)
+    for (int k = 0; k < nout; ++k) outs[k] = args[uf->nin + k];
   if (kwnames) {
     if (PyTuple_GET_SIZE(kwnames) != 1 || nargs != uf->nin ||
         PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") != 0)
       return nullptr;
-    out = args[nargs];
+    PyObject *out = args[nargs];
     if (PyTuple_CheckExact(out)) {
-      if (PyTuple_GET_SIZE(out) != 1) return nullptr;
-      out = PyTuple_GET_ITEM(out, 0);
+      if (PyTuple_GET_SIZE(out) != nout) return nullptr;
+      for (int k = 0; k < nout; ++k) outs[k] = PyTuple_GET_ITEM(out, k);
+    } else if (nout == 1) {
+      outs[0] = out;
+    } else {
+      return nullptr;
     }
+    given = true;
   }
-  if (!settings().enabled || settings().strict_errors || uf->nout != 1 ||
-      (nargs != uf->nin && !out) || uf->nin > kMaxInputs || uf->core_enabled)
+  if (!settings().enabled || settings().strict_errors || (nargs != uf->nin && !given) ||
+      uf->nin > kMaxInputs || uf->core_enabled)
     return nullptr;
-  if (out &&
-      (!PyArray_CheckExact(out) || !PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject *>(out))))
-    return nullptr;
-  bool pending = out && host_waits(reinterpret_cast<PyArrayObject *>(out), true);
+  bool pending = false;
+  for (int k = 0; given && k < nout; ++k) {
+    if (!PyArray_CheckExact(outs[k]) ||
+        !PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject *>(outs[k])))
+      return nullptr;
+    pending = pending || host_waits(reinterpret_cast<PyArrayObject *>(outs[k]), true);
+  }
   bool upload[kMaxInputs] = {};
   // Which arrays there are, their common dtype, and whether NumPy would
   // need its buffers: some array is N-d and not contiguous, or shapes differ.
@@ -166,9 +194,10 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     if (PyArray_IsScalar(v, LongDouble)) return nullptr;
     scalar[k] = x;
   }
-  int out_type = 0;
+  int out_types[kMaxOutputs] = {};
   npvk_op op = NPVK_OP_ADD;
-  if (!exact_first_loop(uf, type, &out_type) || !device_loop_for(callable, type, out_type, &op))
+  if (!exact_first_loop(uf, type, out_types) ||
+      !device_loop_for(callable, type, out_types, nout, &op))
     return nullptr;
 
   // The broadcast shape, as NumPy aligns shapes at the last dimension.
@@ -186,38 +215,47 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     }
   }
   // Worth the device: a large managed operand or result, or a host wait saved.
-  npy_intp result_bytes = out_type == NPY_BOOL ? 1 : out_type == NPY_FLOAT ? 4 : 8;
+  npy_intp result_bytes = out_types[0] == NPY_BOOL ? 1 : out_types[0] == NPY_FLOAT ? 4 : 8;
   for (int d = 0; d < ndim; ++d) result_bytes *= shape[d];
   const bool large = std::max<uint64_t>(largest, uint64_t(result_bytes)) >= settings().min_bytes;
   if (!pending && !(needs_whole && large)) return nullptr;
-  PyObject *result = out;
-  if (out) {
+  for (int k = 0; given && k < nout; ++k) {
     // NumPy's rules for a given output: exactly the broadcast shape here
     // (anything else: NumPy decides), the loop's dtype, managed memory.
-    PyArrayObject *o = reinterpret_cast<PyArrayObject *>(out);
+    PyArrayObject *o = reinterpret_cast<PyArrayObject *>(outs[k]);
     uint64_t size = 0;
-    if (PyArray_NDIM(o) != ndim || PyArray_TYPE(o) != out_type || !PyArray_ISALIGNED(o) ||
+    if (PyArray_NDIM(o) != ndim || PyArray_TYPE(o) != out_types[k] || !PyArray_ISALIGNED(o) ||
         !managed(o, &size))
       return nullptr;
     for (int d = 0; d < ndim; ++d)
       if (PyArray_DIM(o, d) != shape[d]) return nullptr;
-    Py_INCREF(out);
   }
+  bool ok = true;
+  for (int k = 0; k < nout; ++k) {
+    const int t = out_types[k];
+    ok = ok && (t == NPY_BOOL || t == NPY_FLOAT || t == NPY_DOUBLE || t == NPY_INT);
+  }
+  if (!ok) return nullptr;
   report_fp_errors_from_loop();
-  if (!result) {
+  PyObject *results[kMaxOutputs] = {};
+  for (int k = 0; k < nout; ++k) {
+    if (given) {
+      Py_INCREF(outs[k]);
+      results[k] = outs[k];
+      continue;
+    }
     const bool saved = force_managed(true);
-    result = PyArray_SimpleNew(ndim, shape, out_type);
+    results[k] = PyArray_SimpleNew(ndim, shape, out_types[k]);
     force_managed(saved);
-    if (!result) return nullptr;  // *taken is false: NumPy tries (and reports) itself
+    if (!results[k]) {  // *taken is false: NumPy tries (and reports) itself
+      for (PyObject *r : results) Py_XDECREF(r);
+      return nullptr;
+    }
   }
 
   const npvk_dtype dt = type == NPY_FLOAT ? NPVK_FLOAT32 : NPVK_FLOAT64;
-  const npvk_dtype out_dt = out_type == NPY_BOOL    ? NPVK_BOOL
-                            : out_type == NPY_FLOAT ? NPVK_FLOAT32
-                                                    : NPVK_FLOAT64;
-  npvk_view views[kMaxInputs + 1] = {};
+  npvk_view views[kMaxInputs + kMaxOutputs] = {};
   PyObject *uploaded[kMaxInputs] = {};
-  bool ok = out_type == NPY_BOOL || out_type == NPY_FLOAT || out_type == NPY_DOUBLE;
   for (Py_ssize_t k = 0; ok && k < nin; ++k) {
     if (upload[k]) {
       const bool saved = force_managed(true);
@@ -238,9 +276,12 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       ok = npvk_view_create_scalar(context(), dt, &bits, &views[k]) == NPVK_SUCCESS;
     }
   }
-  ok = ok && managed_array_view(result, out_dt, &views[nin]) == NPVK_SUCCESS;
+  for (int k = 0; ok && k < nout; ++k)
+    ok = managed_array_view(results[k], npvk_dtype_of(out_types[k]), &views[nin + k]) ==
+         NPVK_SUCCESS;
   if (ok) {
-    const npvk_status st = npvk_apply(context(), op, uint32_t(nin), views, 1, &views[nin]);
+    const npvk_status st =
+        npvk_apply(context(), op, uint32_t(nin), views, uint32_t(nout), &views[nin]);
     ok = st == NPVK_SUCCESS;
     // Out of device memory or a lost device: counted here; NumPy's path
     // then runs the call (its loops fall back, or retry, on their own).
@@ -251,14 +292,22 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     if (v.id) npvk_view_release(v);
   for (PyObject *copy : uploaded) Py_XDECREF(copy);
   if (!ok) {
-    Py_DECREF(result);
+    for (PyObject *r : results) Py_XDECREF(r);
     return nullptr;
   }
   count_device_op();
   if (observing().any.load(std::memory_order_relaxed))
-    note_loop(uf->name, nullptr, int64_t(PyArray_SIZE(reinterpret_cast<PyArrayObject *>(result))));
+    note_loop(uf->name, nullptr,
+              int64_t(PyArray_SIZE(reinterpret_cast<PyArrayObject *>(results[0]))));
   *taken = true;
-  return result;
+  if (nout == 1) return results[0];
+  PyObject *tuple = PyTuple_New(nout);
+  if (!tuple) {
+    for (PyObject *r : results) Py_XDECREF(r);
+    return nullptr;  // the exception is set; the work is recorded, NumPy's path is not taken
+  }
+  for (int k = 0; k < nout; ++k) PyTuple_SET_ITEM(tuple, k, results[k]);
+  return tuple;
 }
 
 }  // namespace npvk_shim

@@ -36,6 +36,9 @@ struct Slot {
   // replay of failed device work needs it.
   std::atomic<void *> data{nullptr};
   std::atomic<bool> called{false};
+  // Why every call falls back, for a loop npvk has but this device cannot run
+  // (no shaderFloat64): replaced all the same, so that the calls are counted.
+  const char *unsupported = nullptr;
 };
 
 std::array<Slot, kMaxSlots> g_slots;
@@ -119,6 +122,7 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   if (!settings().enabled) return "disabled";
   if (settings().strict_errors) return "errstate";
   if (t_extobj_calls > 0) return "extobj";
+  if (s.unsupported) return s.unsupported;
   // The size that decides is the largest operand's whole array (its managed
   // allocation), not this call's: NumPy hands N-d work over in chunks (rows,
   // or 8192-element buffers), and a comparison's bool output is a fraction of
@@ -224,11 +228,13 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
     *error = "arity mismatch";
     return false;
   }
-  int supported = 0;
+  int supported = 0, has_loop = 0;
   if (npvk_op_supported(context(), op, dtypes, uint32_t(count), &supported) != NPVK_SUCCESS ||
-      !supported)
+      (!supported &&
+       (npvk_op_has_loop(op, dtypes, uint32_t(count), &has_loop) != NPVK_SUCCESS || !has_loop)))
     return false;
   Slot &s = g_slots[size_t(g_used)];
+  s.unsupported = supported ? nullptr : "device lacks shaderFloat64";
   s.ufunc = nullptr;
   s.op = op;
   s.data = nullptr;
@@ -289,12 +295,13 @@ int replaced_loop_count() {
   return g_used;
 }
 
-bool device_loop_for(PyObject *ufunc, int in_type, int out_type, npvk_op *op) {
+bool device_loop_for(PyObject *ufunc, int in_type, const int *out_types, int nout, npvk_op *op) {
   for (int i = 0; i < g_used; ++i) {
     const Slot &s = g_slots[size_t(i)];
-    if (s.ufunc != ufunc || s.nout != 1 || s.type_nums[size_t(s.nin)] != out_type) continue;
+    if (s.ufunc != ufunc || s.nout != nout || s.unsupported) continue;
     bool match = true;
     for (int k = 0; k < s.nin; ++k) match = match && s.type_nums[size_t(k)] == in_type;
+    for (int k = 0; k < nout; ++k) match = match && s.type_nums[size_t(s.nin + k)] == out_types[k];
     if (match) {
       *op = s.op;
       return true;

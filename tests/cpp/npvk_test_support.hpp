@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtypes.hpp"
@@ -107,6 +108,14 @@ View MakeView(const Buffer &buf, npvk_dtype dtype, const std::vector<int64_t> &s
               const std::vector<int64_t> &strides = {}, int64_t offset = 0);
 // The whole buffer as a 1-D contiguous view.
 View MakeView1D(const Buffer &buf, npvk_dtype dtype, int64_t n);
+
+// A buffer holding `values` and a 1-D view of all of it.
+template <class T>
+std::pair<Buffer, View> MakeArray(npvk_context ctx, const std::vector<T> &values) {
+  Buffer b = MakeBuffer(ctx, values);
+  View v = MakeView1D(b, DtypeOf<T>(), int64_t(values.size()));
+  return {std::move(b), std::move(v)};
+}
 
 template <class T>
 View MakeScalar(npvk_context ctx, T value) {

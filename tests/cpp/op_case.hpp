@@ -35,6 +35,7 @@ std::vector<OpCase> BitwiseCases();
 std::vector<OpCase> CompareCases();
 std::vector<OpCase> WhereCases();
 std::vector<OpCase> CastCases();
+std::vector<OpCase> FloatPartsCases();
 
 // How many random tuples a case adds to its edge values.
 constexpr size_t kRandomUnary = 1000;

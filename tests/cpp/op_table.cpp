@@ -49,6 +49,11 @@ std::vector<Loop> BuildTable() {
   Same(t, NPVK_OP_FLOOR_DIVIDE, 2, iuf);
   Same(t, NPVK_OP_REMAINDER, 2, iuf);
   Same(t, NPVK_OP_FMOD, 2, iuf);
+  for (npvk_dtype d : iuf) t.push_back({NPVK_OP_DIVMOD, 2, {d, d, d, d}});
+  for (npvk_dtype d : floats) {
+    t.push_back({NPVK_OP_MODF, 1, {d, d, d}});
+    t.push_back({NPVK_OP_FREXP, 1, {d, d, NPVK_INT32}});
+  }
   Same(t, NPVK_OP_NEGATIVE, 1, iuf);
   Same(t, NPVK_OP_POSITIVE, 1, iuf);
   Same(t, NPVK_OP_ABSOLUTE, 1, all);
@@ -75,6 +80,7 @@ std::vector<Loop> BuildTable() {
     Same(t, op, 2, floats);
   }
   t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT32, NPVK_INT32, NPVK_FLOAT32}});
+  t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT32, NPVK_INT64, NPVK_FLOAT32}});
   t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT64, NPVK_INT32, NPVK_FLOAT64}});
   t.push_back({NPVK_OP_LDEXP, 2, {NPVK_FLOAT64, NPVK_INT64, NPVK_FLOAT64}});
   Same(t, NPVK_OP_GCD, 2, iu);

@@ -14,9 +14,7 @@ class Fusion : public NpvkTest {
  protected:
   template <class T>
   std::pair<Buffer, View> Array(const std::vector<T> &values) {
-    Buffer b = MakeBuffer(ctx(), values);
-    View v = MakeView1D(b, DtypeOf<T>(), int64_t(values.size()));
-    return {std::move(b), std::move(v)};
+    return MakeArray(ctx(), values);
   }
   template <class T>
   std::pair<Buffer, View> Empty(int64_t n) {

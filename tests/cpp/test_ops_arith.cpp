@@ -171,6 +171,19 @@ void AddUnary(std::vector<OpCase> &cases, npvk_op op, Fn fn) {
   });
 }
 
+// divmod: floor_divide and remainder of one pair, as NumPy's divmod loops compute them.
+void AddDivmod(std::vector<OpCase> &cases) {
+  AddCases(cases, NPVK_OP_DIVMOD, [&](const Loop &, std::mt19937 &rng, auto tag) {
+    using T = typename decltype(tag)::type;
+    ElementFn ref = [](const uint8_t *const *in, uint8_t *const *out) {
+      const T a = Load<T>(in[0]), b = Load<T>(in[1]);
+      Store<T>(out[0], FloorDivide(a, b));
+      Store<T>(out[1], Remainder(a, b));
+    };
+    return OpCase{{}, ref, Exact(), BinaryValues<T>(rng)};
+  });
+}
+
 // Generic lambdas so one object serves every dtype.
 #define NPVK_REF2(F) [](auto a, auto b) { return F(a, b); }
 #define NPVK_REF1(F) [](auto a) { return F(a); }
@@ -186,6 +199,7 @@ std::vector<OpCase> ArithCases() {
   AddBinary(cases, NPVK_OP_FLOOR_DIVIDE, NPVK_REF2(FloorDivide));
   AddBinary(cases, NPVK_OP_REMAINDER, NPVK_REF2(Remainder));
   AddBinary(cases, NPVK_OP_FMOD, NPVK_REF2(Fmod));
+  AddDivmod(cases);
   AddUnary(cases, NPVK_OP_NEGATIVE, NPVK_REF1(Negative));
   AddUnary(cases, NPVK_OP_POSITIVE, [](auto a) { return a; });
   AddUnary(cases, NPVK_OP_ABSOLUTE, NPVK_REF1(Absolute));

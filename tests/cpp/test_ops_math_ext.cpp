@@ -349,7 +349,14 @@ std::vector<OpCase> MathExtCases() {
                                  -2000,
                                  std::numeric_limits<E>::max(),
                                  std::numeric_limits<E>::min()};
-          std::vector<Bytes> v = BinaryValues<T, E>(rng, EdgeValues<T>(), exps);
+          // Subnormal operands too: ldexp works on the bits, so flushing drivers keep them.
+          std::vector<T> xs = EdgeValues<T>();
+          using L = std::numeric_limits<T>;
+          for (T x : {L::denorm_min(), L::min() / T(3), L::min() - L::denorm_min()}) {
+            xs.push_back(x);
+            xs.push_back(-x);
+          }
+          std::vector<Bytes> v = BinaryValues<T, E>(rng, xs, exps);
           std::vector<T> a = FromBytes<T>(v[0]);
           std::vector<E> b = FromBytes<E>(v[1]);
           for (size_t i = 0; i < kMathSamples; ++i) {

@@ -61,6 +61,7 @@ TEST(OpTable, InfoMatchesNumPyNamesAndDocs) {
 
 // Exactly the documented loops are supported on a device with every capability npvk uses
 // (lavapipe has them all); on a device without one, loops needing it are not checked.
+// npvk_op_has_loop must match the docs everywhere (a mismatch shows as NPVK_ERR_INTERNAL).
 TEST_F(OpTableTest, SupportedMatchesDocs) {
   npvk_device_info dev{};
   dev.struct_size = sizeof(dev);
@@ -68,6 +69,7 @@ TEST_F(OpTableTest, SupportedMatchesDocs) {
   auto device_has = [&](npvk_dtype d) {
     switch (d) {
       case NPVK_FLOAT64:
+      case NPVK_FLOAT32:  // float32 transcendentals and fmod compute in float64
         return dev.float64 != 0;
       case NPVK_INT64:
       case NPVK_UINT64:
@@ -100,8 +102,13 @@ TEST_F(OpTableTest, SupportedMatchesDocs) {
       int supported = -1;
       npvk_status s = npvk_op_supported(ctx(), op, dtypes.data(),
                                         static_cast<uint32_t>(dtypes.size()), &supported);
+      // npvk_op_has_loop answers for a device with every capability: always the docs.
+      int has_loop = -1;
+      const npvk_status hs =
+          npvk_op_has_loop(op, dtypes.data(), static_cast<uint32_t>(dtypes.size()), &has_loop);
       ++checked;
       const bool want = documented.count({op, dtypes}) > 0;
+      if (hs != NPVK_SUCCESS || (has_loop == 1) != want) s = NPVK_ERR_INTERNAL;
       const bool checkable = std::all_of(dtypes.begin(), dtypes.end(), device_has) || !want;
       if (s == NPVK_SUCCESS && (supported == 1) == want) return;
       if (s == NPVK_SUCCESS && supported == 0 && !checkable) return;
@@ -122,8 +129,8 @@ TEST_F(OpTableTest, SupportedMatchesDocs) {
 // Every documented loop has a case with a reference, and no case tests an undocumented loop.
 TEST(OpTable, CasesCoverEveryDocumentedLoop) {
   std::vector<Loop> covered;
-  for (auto build :
-       {ArithCases, MathCases, MathExtCases, BitwiseCases, CompareCases, WhereCases, CastCases}) {
+  for (auto build : {ArithCases, MathCases, MathExtCases, BitwiseCases, CompareCases, WhereCases,
+                     CastCases, FloatPartsCases}) {
     for (const OpCase &c : build()) covered.push_back(c.loop);
   }
   const auto want = LoopSet(DocumentedLoops());

@@ -44,18 +44,25 @@ def npvk_enabled(min_bytes=0):
         npvk.disable()
 
 
-def run_both_counted(fn, *arrays):
+def run_both_stats(fn, *arrays):
     """fn(*arrays) on NumPy's path (on copies) and with npvk (on managed
-    copies): (actual, expected, fallbacks by ufunc and reason, device ops)."""
+    copies): (actual, expected, {"fallbacks": by ufunc and reason,
+    "device_ops", "dispatches"} of the npvk run)."""
     expected = fn(*[a.copy() for a in arrays])
     with npvk_enabled(min_bytes=0):
         device = [np.array(a) for a in arrays]
         delta = StatsDelta()
         actual = fn(*device)
         npvk.sync()
-        fallbacks = delta.fallback_table()
-        device_ops = delta.device_ops
-    return actual, expected, fallbacks, device_ops
+        counted = {"fallbacks": delta.fallback_table(), "device_ops": delta.device_ops,
+                   "dispatches": delta.get("dispatches")}
+    return actual, expected, counted
+
+
+def run_both_counted(fn, *arrays):
+    """As run_both_stats: (actual, expected, fallbacks, device ops)."""
+    actual, expected, counted = run_both_stats(fn, *arrays)
+    return actual, expected, counted["fallbacks"], counted["device_ops"]
 
 
 class StatsDelta:
@@ -137,13 +144,10 @@ _FLOAT_ONLY_PREDICATES = ("signbit",)
 
 def documented_supported(name, types):
     """Whether docs/ops.md says npvk runs this loop: float16 is declared but
-    unsupported; signbit takes float32/float64 only; ldexp has no float32 loop
-    with an int64 exponent yet."""
+    unsupported; signbit takes float32/float64 only."""
     if "e" in types:
         return False
     if name in _FLOAT_ONLY_PREDICATES and types[0] not in "fd":
-        return False
-    if name == "ldexp" and types[0] == "f" and np.dtype(types[1]) == np.int64:
         return False
     return True
 

@@ -81,9 +81,9 @@ def _mixed_strides(uf, name, types, xs):
     # has its own stride.
     a = _copy(xs[0])
     b = _copy(_interleave(xs[1], 0))
-    o = _copy(_garbage(split_types(types)[1][0], 2 * xs[0].size))
-    uf(a[::-1], b[::2], out=o[1::2])
-    return [o]
+    os = _garbage_outputs(types, 2 * xs[0].size)
+    uf(a[::-1], b[::2], out=tuple(o[1::2] for o in os))
+    return os
 
 
 def _scalar_right(uf, name, types, xs):
@@ -116,34 +116,41 @@ def _broadcast_small(uf, name, types, xs):
     return [uf(row, col)]
 
 
+def _garbage_outputs(types, n):
+    # One array per output: divmod, modf and frexp have two.
+    return [_copy(_garbage(t, n)) for t in split_types(types)[1]]
+
+
+def _returned(r, outs):
+    # The arrays given as out= come back (a tuple of them for two outputs).
+    got = r if isinstance(r, tuple) else (r,)
+    assert len(got) == len(outs) and all(g is o for g, o in zip(got, outs))
+
+
 def _inplace(uf, name, types, xs):
     arrs = [_copy(x) for x in xs]
-    r = uf(*arrs, out=arrs[0])
-    assert r is arrs[0]
-    return arrs
+    outs = [arrs[0]] + _garbage_outputs(types, xs[0].size)[1:]
+    _returned(uf(*arrs, out=tuple(outs)), outs)
+    return arrs + outs[1:]
 
 
 def _out(uf, name, types, xs):
-    _, outs = split_types(types)
-    o = _copy(_garbage(outs[0], xs[0].size))
-    r = uf(*[_copy(x) for x in xs], out=o)
-    assert r is o
-    return [o]
+    outs = _garbage_outputs(types, xs[0].size)
+    _returned(uf(*[_copy(x) for x in xs], out=tuple(outs)), outs)
+    return outs
 
 
 def _out_strided(uf, name, types, xs):
-    _, outs = split_types(types)
-    o = _copy(_garbage(outs[0], 2 * xs[0].size))
-    uf(*[_copy(x) for x in xs], out=o[::2])
-    return [o]
+    outs = _garbage_outputs(types, 2 * xs[0].size)
+    uf(*[_copy(x) for x in xs], out=tuple(o[::2] for o in outs))
+    return outs
 
 
 def _where(uf, name, types, xs):
-    _, outs = split_types(types)
-    o = _copy(_garbage(outs[0], xs[0].size))
+    outs = _garbage_outputs(types, xs[0].size)
     mask = _copy(_mask(xs[0].size))
-    uf(*[_copy(x) for x in xs], out=o, where=mask)
-    return [o]
+    uf(*[_copy(x) for x in xs], out=tuple(outs), where=mask)
+    return outs
 
 
 def _same_type_out(types):
@@ -176,6 +183,10 @@ KNOWN_BUGS = {}
 MINMAX = ("maximum", "minimum", "fmax", "fmin")
 
 
+def _flat(results):
+    return [a for r in results for a in (r if isinstance(r, tuple) else (r,))]
+
+
 def _layouts_for(name, types):
     nin = len(split_types(types)[0])
     return [layout for layout, (applies, _run, _dev) in LAYOUTS.items() if applies(nin, types)]
@@ -185,6 +196,8 @@ def _check_layout(name, types, layout, expected, actual, device_ops, fallbacks):
     """Returns None, or what is wrong with this layout's results."""
     _applies, _run, expect_device = LAYOUTS[layout]
     uf = getattr(np, name)
+    # A call of a two-output ufunc returns a tuple: each array is compared.
+    actual, expected = _flat(actual), _flat(expected)
     try:
         assert len(actual) == len(expected)
         for k, (a, e) in enumerate(zip(actual, expected)):

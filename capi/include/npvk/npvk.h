@@ -475,6 +475,12 @@ NPVK_API npvk_status npvk_op_get_info(npvk_op op, npvk_op_info *out);
  * context's device, 0 otherwise. `dtypes` lists the inputs, then the outputs. */
 NPVK_API npvk_status npvk_op_supported(npvk_context ctx, npvk_op op, const npvk_dtype *dtypes,
                                        uint32_t count, int *out);
+/* 1 in `out` when npvk has a loop of `op` for these dtypes on a device with
+ * every capability it uses (shaderFloat64 for float64 and for float32
+ * transcendentals), whatever the device at hand: with npvk_op_supported, it
+ * tells a loop the device lacks a feature for from one npvk does not have. */
+NPVK_API npvk_status npvk_op_has_loop(npvk_op op, const npvk_dtype *dtypes, uint32_t count,
+                                      int *out);
 
 /*
  * Record `op` on inputs and outputs. Inputs broadcast to the output shape as in
