@@ -27,6 +27,7 @@ class MemoryObserver {
   // the host memory must be writable for the download, and afterwards it is
   // the only copy.
   virtual void before_evict(Buffer &buffer) = 0;
+  virtual void after_evict(Buffer &buffer) = 0;
   // A device copy was made again from the host memory: the two are equal.
   virtual void after_reload(Buffer &buffer) = 0;
 };

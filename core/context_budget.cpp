@@ -126,6 +126,7 @@ void Context::evict(Buffer &buffer) {
   stats_.bytes_evicted += buffer.device->size();
   buffer.device.reset();
   buffer.evicted = true;
+  if (buffer.managed && observer_) observer_->after_evict(buffer);
 }
 
 void Context::allocate_copy(Buffer &buffer) {

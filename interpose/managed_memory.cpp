@@ -1,9 +1,11 @@
 #include "interpose/managed_memory.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -21,6 +23,7 @@ namespace {
 ManagedMemory *g_instance = nullptr;
 std::mutex g_enable_mutex;
 bool g_fork_locked = false;
+int g_fork_pipe[2] = {-1, -1};
 
 int protection_of(ManagedMemory::State s) {
   switch (s) {
@@ -49,21 +52,61 @@ uint64_t mapping_size(uint64_t size, uint64_t page) {
   return mapped;
 }
 
-void *map_pages(uint64_t mapped) {
-  if (mapped < kHugePage)
-    return mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  // Over-map by one huge page and trim both ends to get the alignment.
-  void *p =
-      mmap(nullptr, mapped + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return p;
+// Maps `mapped` bytes read-write: private anonymous memory when fd < 0,
+// otherwise the shared pages of the file fd.
+uint8_t *map_pages(uint64_t mapped, int fd = -1) {
+  const int kind = fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED;
+  if (mapped < kHugePage) {
+    void *p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, kind, fd, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
+  }
+  // Reserve one huge page more, map at the aligned address inside, and trim
+  // both ends.
+  void *p = mmap(nullptr, mapped + kHugePage, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
   auto start = reinterpret_cast<uintptr_t>(p);
   uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  void *q = mmap(reinterpret_cast<void *>(aligned), mapped, PROT_READ | PROT_WRITE,
+                 kind | MAP_FIXED, fd, 0);
   if (aligned > start) munmap(p, aligned - start);
   uintptr_t end = start + mapped + kHugePage;
   if (end > aligned + mapped)
     munmap(reinterpret_cast<void *>(aligned + mapped), end - aligned - mapped);
-  madvise(reinterpret_cast<void *>(aligned), mapped, MADV_HUGEPAGE);  // advice only
-  return reinterpret_cast<void *>(aligned);
+  if (q == MAP_FAILED) {
+    munmap(reinterpret_cast<void *>(aligned), mapped);
+    return nullptr;
+  }
+  // Advice only; shared memory gets huge pages only where the system's shmem
+  // setting allows them.
+  madvise(q, mapped, MADV_HUGEPAGE);
+  return static_cast<uint8_t *>(q);
+}
+
+// Two mappings of the same fresh pages: `user` for the program and `alias`
+// for the device. A flush can then run on the alias while the program's
+// mapping stays closed, so another thread that reads a pending result faults
+// and waits for it instead of reading the pages half-written (lavapipe works
+// on host memory through the addresses it was given; protection is per
+// mapping, not per thread). Returns false where memfd is unavailable.
+bool map_pair(uint64_t mapped, uint8_t **user, uint8_t **alias) {
+  int fd = memfd_create("npvk-array", MFD_CLOEXEC);
+  if (fd < 0) return false;
+  *user = *alias = nullptr;
+  if (ftruncate(fd, off_t(mapped)) == 0) {
+    *user = map_pages(mapped, fd);
+    *alias = map_pages(mapped, fd);
+  }
+  close(fd);  // the mappings keep the pages
+  if (*user && *alias) {
+    // The child of a fork gets a private copy of the user mapping instead
+    // (after_fork_child) and no device.
+    madvise(*alias, mapped, MADV_DONTFORK);
+    return true;
+  }
+  if (*user) munmap(*user, mapped);
+  if (*alias) munmap(*alias, mapped);
+  return false;
 }
 
 }  // namespace
@@ -155,12 +198,14 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
       return a->base;
     }
   }
-  void *p = map_pages(mapped);
-  if (p == MAP_FAILED)
+  uint8_t *p = nullptr, *alias = nullptr;
+  if (!map_pair(mapped, &p, &alias)) p = map_pages(mapped);
+  if (!p)
     fail(NPVK_ERR_OUT_OF_HOST_MEMORY,
          "mmap of " + std::to_string(mapped) + " bytes failed: " + strerror(errno));
   auto *a = new Allocation();
-  a->base = static_cast<uint8_t *>(p);
+  a->base = p;
+  a->alias = alias;
   a->size = size;
   a->mapped = mapped;
   ContextLock lock(ctx_->mutex());
@@ -237,6 +282,7 @@ void ManagedMemory::release_allocation(Allocation &a) {
     }
   }
   munmap(a.base, a.mapped);
+  if (a.alias) munmap(a.alias, a.mapped);
   delete &a;
 }
 
@@ -245,7 +291,7 @@ std::shared_ptr<Buffer> ManagedMemory::buffer_of(Allocation &a) {
     // The pages are current (a new buffer means no device work used them),
     // so a mirrored buffer starts as a copy of them.
     if (a.state != State::Host) protect(a, State::Host);
-    a.buffer = ctx_->wrap_host(a.base, a.mapped);
+    a.buffer = ctx_->wrap_host(a.alias ? a.alias : a.base, a.mapped);
     a.buffer->managed = &a;
     a.device_valid = true;
   }
@@ -302,10 +348,12 @@ void ManagedMemory::before_use(Buffer &buffer, bool write) {
 }
 
 void ManagedMemory::before_flush() {
-  // A CPU driver (lavapipe) reaches zero-copy pages through the same virtual
-  // addresses as the host: they must be accessible while the batch runs.
+  // A CPU driver (lavapipe) reaches zero-copy pages through the addresses it
+  // was given. Those are the alias where there is one; otherwise the
+  // program's own mapping must be accessible while the batch runs (and a
+  // thread reading a pending result meanwhile can see stale data).
   for (Allocation *a : queued_)
-    if (a->buffer && a->buffer->zero_copy && a->state != State::Host)
+    if (!a->alias && a->buffer && a->buffer->zero_copy && a->state != State::Host)
       mprotect(a->base, a->mapped, PROT_READ | PROT_WRITE);
 }
 
@@ -325,20 +373,32 @@ void ManagedMemory::after_flush() {
       // zero-copy page left writable would change under it. Which of the
       // queued allocations it uses is unknown here, so all stay queued until
       // the next flush (a freed one is no operand of a new op).
-      if (a->buffer && a->buffer->zero_copy && a->state != State::Host)
+      if (!a->alias && a->buffer && a->buffer->zero_copy && a->state != State::Host)
         mprotect(a->base, a->mapped, protection_of(a->state));
       queued_.push_back(a);
       continue;
     }
     a->queued = false;
-    if (a->buffer && a->buffer->zero_copy) set_state(*a, State::Host);  // pages already read-write
+    if (a->buffer && a->buffer->zero_copy) {
+      if (a->alias)
+        protect(*a, State::Host);
+      else
+        set_state(*a, State::Host);  // opened by before_flush
+    }
     if (a->freed) release_allocation(*a);
   }
 }
 
 void ManagedMemory::before_evict(Buffer &buffer) {
-  // The download writes the pages, and then they are the only copy: the host
-  // may use them freely, and the next device use uploads them.
+  // The download writes the pages: through the alias while the program's
+  // mapping stays closed, or else through the program's mapping.
+  Allocation &a = *static_cast<Allocation *>(buffer.managed);
+  if (!a.alias && a.state != State::Host) protect(a, State::Host);
+}
+
+void ManagedMemory::after_evict(Buffer &buffer) {
+  // The pages are the only copy now: the host may use them freely, and the
+  // next device use uploads them.
   Allocation &a = *static_cast<Allocation *>(buffer.managed);
   if (a.state != State::Host) protect(a, State::Host);
   a.device_valid = false;
@@ -360,13 +420,14 @@ void ManagedMemory::make_host_accessible(Allocation &a, bool write) {
       return;
     case State::Device:
       if (a.queued) ctx_->flush();
-      protect(a, State::Host);  // the download writes the pages
+      // The download writes the pages: through the alias while the
+      // program's mapping stays closed, so that no other thread reads them
+      // half-written; without one, through the program's mapping.
+      if (!a.alias) protect(a, State::Host);
       ctx_->sync_buffer(*a.buffer);
       stats_.bytes_to_host += a.mapped;
-      if (!write)
-        protect(a, State::Shared);
-      else
-        a.device_valid = false;
+      protect(a, write ? State::Host : State::Shared);
+      if (write) a.device_valid = false;
       return;
     case State::Shared:
       if (write) {
@@ -493,13 +554,45 @@ void ManagedMemory::before_fork() {
     mm->sync_all(&npvk_managed_stats::host_syncs_fork);
   } catch (...) {
   }
+  // The parent waits until the child has its own copy of the shared pages
+  // (after_fork_child), so that nothing the parent does after fork() returns
+  // reaches the child.
+  g_fork_pipe[0] = g_fork_pipe[1] = -1;
+  for (auto &entry : mm->allocations_)
+    if (entry.second->alias) {
+      if (pipe2(g_fork_pipe, O_CLOEXEC) != 0) g_fork_pipe[0] = g_fork_pipe[1] = -1;
+      break;
+    }
 }
 
 void ManagedMemory::after_fork_parent() {
+  if (g_fork_pipe[0] >= 0) {
+    close(g_fork_pipe[1]);
+    char done;
+    // One byte, or end of file if the child died first.
+    while (read(g_fork_pipe[0], &done, 1) < 0 && errno == EINTR) {
+    }
+    close(g_fork_pipe[0]);
+    g_fork_pipe[0] = g_fork_pipe[1] = -1;
+  }
   if (g_fork_locked) {
     g_fork_locked = false;
     g_instance->ctx_->mutex().unlock();
   }
+}
+
+void ManagedMemory::privatize(Allocation &a) {
+  // Shared pages would go on showing the parent's later changes: copy the
+  // array's pages (not the unused tail of the mapping) into private memory
+  // and move that over the program's mapping.
+  uint8_t *copy = map_pages(a.mapped);
+  if (!copy) return;  // out of memory: the child sees the shared pages
+  std::memcpy(copy, a.base, std::min(a.mapped, (a.size + page_ - 1) / page_ * page_));
+  if (mremap(copy, a.mapped, a.mapped, MREMAP_MAYMOVE | MREMAP_FIXED, a.base) == MAP_FAILED) {
+    munmap(copy, a.mapped);
+    return;
+  }
+  a.alias = nullptr;  // not inherited (MADV_DONTFORK)
 }
 
 void ManagedMemory::after_fork_child() {
@@ -513,10 +606,25 @@ void ManagedMemory::after_fork_child() {
     if (a.buffer) new std::shared_ptr<Buffer>(std::move(a.buffer));  // see release_allocation
     a.queued = false;
     if (a.state != State::Host) mm->protect(a, State::Host);
+    if (a.alias) mm->privatize(a);
   }
-  for (auto &entry : mm->spare_)
-    if (entry.second->buffer) new std::shared_ptr<Buffer>(std::move(entry.second->buffer));
+  for (auto &entry : mm->spare_) {
+    Allocation &a = *entry.second;
+    if (a.buffer) new std::shared_ptr<Buffer>(std::move(a.buffer));
+    munmap(a.base, a.mapped);  // nobody's memory; the alias was not inherited
+    delete &a;
+  }
+  mm->spare_.clear();
+  mm->spare_bytes_ = 0;
   mm->queued_.clear();
+  if (g_fork_pipe[1] >= 0) {
+    char done = 1;
+    while (write(g_fork_pipe[1], &done, 1) < 0 && errno == EINTR) {
+    }
+    close(g_fork_pipe[0]);
+    close(g_fork_pipe[1]);
+    g_fork_pipe[0] = g_fork_pipe[1] = -1;
+  }
   // glibc records a mutex's owner by thread id, which differs in the child:
   // unlocking would fail, so the child starts with a fresh mutex instead.
   mm->ctx_->mutex().reset_in_forked_child();

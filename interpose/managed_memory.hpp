@@ -33,6 +33,10 @@ class ManagedMemory : public MemoryObserver {
 
   struct Allocation {
     uint8_t *base = nullptr;
+    // A second mapping of the same pages, through which the device and the
+    // runtime reach them while the program's mapping is closed (null where
+    // memfd was unavailable, and in the child of a fork).
+    uint8_t *alias = nullptr;
     uint64_t size = 0;    // what the caller asked for
     uint64_t mapped = 0;  // page multiple
     // Atomic: the syscall guard reads it without the context lock.
@@ -76,6 +80,7 @@ class ManagedMemory : public MemoryObserver {
   void before_flush() override;
   void after_flush() override;
   void before_evict(Buffer &buffer) override;
+  void after_evict(Buffer &buffer) override;
   void after_reload(Buffer &buffer) override;
 
  private:
@@ -85,6 +90,8 @@ class ManagedMemory : public MemoryObserver {
   bool needs_access(const void *ptr, uint64_t size, bool write);
   void make_host_accessible(Allocation &a, bool write);
   void release_allocation(Allocation &a);
+  // In the child of a fork: replaces the shared pages with a private copy.
+  void privatize(Allocation &a);
   // Counts a host sync and tells the sync hook (npvk_managed_set_sync_hook).
   void note_sync(uint64_t npvk_managed_stats::*counter, npvk_sync_reason reason);
   static void at_exit();
@@ -100,8 +107,8 @@ class ManagedMemory : public MemoryObserver {
   // How many allocations have pages the host cannot read and write: while
   // there are none, the syscall guard returns at once.
   std::atomic<uint64_t> restricted_{0};
-  std::vector<Allocation *> queued_;               // used by queued work since the last flush
-  std::multimap<uint64_t, Allocation *> spare_;    // freed mappings kept for reuse, by size
+  std::vector<Allocation *> queued_;             // used by queued work since the last flush
+  std::multimap<uint64_t, Allocation *> spare_;  // freed mappings kept for reuse, by size
   uint64_t spare_bytes_ = 0;
   static constexpr size_t kMaxSpares = 64;
   static constexpr uint64_t kMaxSpareBytes = 512ull << 20;
