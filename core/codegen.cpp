@@ -243,6 +243,14 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
       if (b) return bin("&&");
       if (f) return call(s.op == NPVK_OP_MINIMUM ? "npvk_minimum" : "npvk_fmin", 2);
       return "(" + a[0] + " <= " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+    case NPVK_OP_CLIP: {
+      // NumPy's clip loop: minimum(maximum(x, lo), hi), where a NaN first
+      // operand wins each step (a NaN bound gives NaN for every element).
+      if (b) return "((" + a[0] + " || " + a[1] + ") && " + a[2] + ")";
+      if (f) return "npvk_minimum(npvk_maximum(" + a[0] + ", " + a[1] + "), " + a[2] + ")";
+      const std::string low = "(" + a[0] + " >= " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+      return "(" + low + " <= " + a[2] + " ? " + low + " : " + a[2] + ")";
+    }
     case NPVK_OP_EQUAL:
       return bin("==");
     case NPVK_OP_NOT_EQUAL:

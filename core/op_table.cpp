@@ -96,7 +96,7 @@ const OpInfo kOps[NPVK_OP_COUNT] = {
     {NPVK_OP_MINIMUM, "minimum", 2, 1, Y, R::Same, kAll},
     {NPVK_OP_FMAX, "fmax", 2, 1, Y, R::Same, kAll},
     {NPVK_OP_FMIN, "fmin", 2, 1, Y, R::Same, kAll},
-    {NPVK_OP_CLIP, "clip", 3, 1, N, R::Same, kAll},
+    {NPVK_OP_CLIP, "clip", 3, 1, Y, R::Same, kAll},
     {NPVK_OP_WHERE, "where", 3, 1, Y, R::Where, kAll},
     {NPVK_OP_CAST, "cast", 1, 1, Y, R::Cast, kAll},
 };

@@ -75,9 +75,19 @@ def _replace_loops():
     return replaced
 
 
+def _ufunc_named(name):
+    """NumPy's ufunc `name`. clip is one only in NumPy's umath module
+    (np.clip is a function that calls it)."""
+    ufunc = getattr(_np, name, None)
+    if isinstance(ufunc, _np.ufunc):
+        return ufunc
+    umath = getattr(getattr(_np, "core", None), "umath", None)
+    return getattr(umath, name, None)
+
+
 def _replace_ufunc_loops(opcode, name, nin, nout, implemented):
     # np.where is a function; npvk runs it through a ufunc of its own (_where.py).
-    ufunc = _native.where_ufunc() if name == "where" else getattr(_np, name, None)
+    ufunc = _native.where_ufunc() if name == "where" else _ufunc_named(name)
     if not implemented or not isinstance(ufunc, _np.ufunc):
         return 0
     if ufunc.nin != nin or ufunc.nout != nout:

@@ -20,9 +20,9 @@
 // Only calls whose result NumPy would type and lay out in exactly the same
 // way are taken: float32 or float64 arrays of one dtype (native order, no
 // negative strides), Python or NumPy float scalars that fit that dtype, no
-// keyword but out=, and a loop of exactly that dtype found first by NumPy's
-// own search order; one or two outputs (divmod, modf, frexp). Everything else
-// goes to NumPy unchanged.
+// keyword but out= (None, an array, or a tuple of them), and a loop of exactly that dtype found
+// first by NumPy's own search order; one or two outputs (divmod, modf, frexp). Everything else goes
+// to NumPy unchanged.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -117,12 +117,12 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     if (PyTuple_CheckExact(out)) {
       if (PyTuple_GET_SIZE(out) != nout) return nullptr;
       for (int k = 0; k < nout; ++k) outs[k] = PyTuple_GET_ITEM(out, k);
-    } else if (nout == 1) {
+      given = true;
+    } else if (out != Py_None) {  // np.clip passes out=None
+      if (nout != 1) return nullptr;
       outs[0] = out;
-    } else {
-      return nullptr;
+      given = true;
     }
-    given = true;
   }
   if (!settings().enabled || settings().strict_errors || (nargs != uf->nin && !given) ||
       uf->nin > kMaxInputs || uf->core_enabled)
@@ -138,7 +138,9 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   // Which arrays there are, their common dtype, and whether NumPy would
   // need its buffers: some array is N-d and not contiguous, or shapes differ.
   int type = -1, ndim = 0;
-  bool needs_whole = false;
+  // NumPy's iterator cuts calls with three inputs (clip) into buffer-sized
+  // chunks even when every operand is contiguous: one op instead.
+  bool needs_whole = uf->nin > 2;
   uint64_t largest = 0;
   PyArrayObject *first = nullptr;
   const Py_ssize_t nin = uf->nin;

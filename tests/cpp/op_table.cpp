@@ -88,6 +88,7 @@ std::vector<Loop> BuildTable() {
   for (npvk_op op : {NPVK_OP_MAXIMUM, NPVK_OP_MINIMUM, NPVK_OP_FMAX, NPVK_OP_FMIN}) {
     Same(t, op, 2, all);
   }
+  Same(t, NPVK_OP_CLIP, 3, all);
   for (npvk_op op :
        {NPVK_OP_EQUAL, NPVK_OP_NOT_EQUAL, NPVK_OP_LESS, NPVK_OP_LESS_EQUAL, NPVK_OP_GREATER,
         NPVK_OP_GREATER_EQUAL, NPVK_OP_LOGICAL_AND, NPVK_OP_LOGICAL_OR, NPVK_OP_LOGICAL_XOR}) {

@@ -192,25 +192,16 @@ TEST_F(Errors, WrongArityAndUnknownOps) {
 
 // Every op the library reports as not implemented refuses to record, with float64 operands
 // of the right arity.
-TEST_F(Errors, UnimplementedOpsAreUnsupported) {
-  std::vector<Buffer> keep;
-  int unimplemented = 0;
+// Every op the ABI declares is implemented (docs/ops.md lists them all); the
+// shim still checks the flag, so an op added to the ABI ahead of its kernel
+// must say so here.
+TEST_F(Errors, EveryDeclaredOpIsImplemented) {
   for (int i = 0; i < NPVK_OP_COUNT; ++i) {
-    const npvk_op op = static_cast<npvk_op>(i);
     npvk_op_info info{};
     info.struct_size = sizeof(info);
-    NPVK_ASSERT_OK(npvk_op_get_info(op, &info));
-    if (info.implemented) continue;
-    ++unimplemented;
-    SCOPED_TRACE(info.name);
-    std::vector<npvk_view> ins, outs;
-    for (uint32_t k = 0; k < info.nin; ++k) ins.push_back(View1D(NPVK_FLOAT64, 4, keep));
-    for (uint32_t k = 0; k < info.nout; ++k) outs.push_back(View1D(NPVK_FLOAT64, 4, keep));
-    EXPECT_FAILS(npvk_apply(ctx(), op, info.nin, ins.data(), info.nout, outs.data()),
-                 NPVK_ERR_UNSUPPORTED);
+    NPVK_ASSERT_OK(npvk_op_get_info(static_cast<npvk_op>(i), &info));
+    EXPECT_TRUE(info.implemented) << info.name;
   }
-  EXPECT_GT(unimplemented, 0) << "docs/ops.md lists fewer ops than the ABI declares";
-  ExpectContextUsable();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Comparisons, logical ops and maximum/minimum/fmax/fmin against C++ references; exact, except
-// that a zero from maximum/minimum/fmax/fmin may carry either sign (NumPy's own loops differ).
+// Comparisons, logical ops, maximum/minimum/fmax/fmin and clip against C++ references; exact,
+// except that a zero from maximum/minimum/fmax/fmin may carry either sign (NumPy's own loops
+// differ).
 #include <cmath>
 
 #include "op_case_test.hpp"
@@ -42,6 +43,26 @@ T Fmin(T a, T b) {
     if (std::isnan(b)) return a;
   }
   return a <= b ? a : b;
+}
+
+// NumPy's clip loop: minimum(maximum(x, lo), hi), where each step keeps a
+// NaN first operand (so a NaN bound gives NaN) and returns the second
+// operand of equal ones.
+template <class T>
+T Clip(T x, T lo, T hi) {
+  auto nan = [](T v) {
+    if constexpr (kIsFloat<T>) return std::isnan(v);
+    return false;
+  };
+  const T low = nan(x) || x > lo ? x : lo;
+  return nan(low) || low < hi ? low : hi;
+}
+
+template <class T>
+std::vector<Bytes> ClipValues(std::mt19937 &rng) {
+  std::vector<Bytes> x_lo = BinaryValues<T>(rng);
+  std::vector<Bytes> hi = BinaryValues<T>(rng);
+  return {x_lo[0], x_lo[1], hi[1]};
 }
 
 template <class Fn>
@@ -90,6 +111,10 @@ std::vector<OpCase> CompareCases() {
   AddExtremum(cases, NPVK_OP_MINIMUM, [](auto a, auto b) { return Minimum(a, b); });
   AddExtremum(cases, NPVK_OP_FMAX, [](auto a, auto b) { return Fmax(a, b); });
   AddExtremum(cases, NPVK_OP_FMIN, [](auto a, auto b) { return Fmin(a, b); });
+  AddCases(cases, NPVK_OP_CLIP, [](const Loop &, std::mt19937 &rng, auto tag) {
+    using T = typename decltype(tag)::type;
+    return OpCase{{}, MakeElementFn<T, T, T, T>(Clip<T>), Exact(), ClipValues<T>(rng)};
+  });
   return cases;
 }
 

@@ -8,6 +8,7 @@ array is managed memory and every replaced loop is eligible for the device).
 
 import contextlib
 import hashlib
+import itertools
 import os
 import signal
 import subprocess
@@ -126,7 +127,7 @@ def candidate_loops():
         # radians/degrees: separate ufuncs with deg2rad/rad2deg's loops
         for name in (op_name,) + npvk._ALIASES.get(op_name, ()):
             # np.where is a function; npvk runs it through a ufunc of its own.
-            ufunc = _native.where_ufunc() if name == "where" else getattr(np, name, None)
+            ufunc = _native.where_ufunc() if name == "where" else npvk._ufunc_named(name)
             if not implemented or not isinstance(ufunc, np.ufunc):
                 continue
             if ufunc.nin != nin or ufunc.nout != nout:
@@ -339,8 +340,10 @@ def _operand_values(name, types, n, key):
             specials.append(s)
     if len(dts) == 1:
         prefix = [specials[0]]
-    else:
+    elif len(dts) == 2:
         prefix = list(_pair_prefix(specials[0], specials[1]))
+    else:  # clip: every combination of x, lo and hi
+        prefix = [list(c) for c in zip(*itertools.product(*specials))]
     k = min(n, len(prefix[0]))
     out = []
     for col, pre, dt in zip(cols, prefix, dts):
