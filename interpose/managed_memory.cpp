@@ -163,6 +163,11 @@ ManagedMemory::ManagedMemory(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)
   long page = sysconf(_SC_PAGESIZE);
   if (page > 0) page_ = uint64_t(page);
   stats_.struct_size = sizeof(npvk_managed_stats);
+  // NPVK_PAGE_ALIAS=0: one private mapping per array, as before the alias:
+  // huge pages for every large array and copy-on-write forks, for programs
+  // whose other threads never read arrays while npvk flushes.
+  const char *alias = std::getenv("NPVK_PAGE_ALIAS");
+  use_alias_ = !(alias && std::strcmp(alias, "0") == 0);
 }
 
 void ManagedMemory::set_active(bool active) {
@@ -199,7 +204,7 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
     }
   }
   uint8_t *p = nullptr, *alias = nullptr;
-  if (!map_pair(mapped, &p, &alias)) p = map_pages(mapped);
+  if (!use_alias_ || !map_pair(mapped, &p, &alias)) p = map_pages(mapped);
   if (!p)
     fail(NPVK_ERR_OUT_OF_HOST_MEMORY,
          "mmap of " + std::to_string(mapped) + " bytes failed: " + strerror(errno));

@@ -116,6 +116,7 @@ class ManagedMemory : public MemoryObserver {
   bool flushing_in_record_ = false;  // before_use flushes while an op is recorded
   bool active_ = true;
   bool forked_ = false;
+  bool use_alias_ = true;  // NPVK_PAGE_ALIAS
   uint64_t page_ = 4096;
 };
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import StatsDelta, assert_same, npvk_enabled, run_python
+from npvk_testlib import StatsDelta, assert_same, npvk_enabled, run_python, subprocess_env
 
 N = 10_000
 
@@ -81,12 +81,15 @@ SNAPSHOT_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_fork_child_sees_the_pages_as_they_were_at_the_fork():
+@pytest.mark.parametrize("alias", ["1", "0"])
+def test_fork_child_sees_the_pages_as_they_were_at_the_fork(alias):
     """Managed pages are shared memory (a second mapping of them serves the
     device), so the child must get its own copy at the fork, as private
     memory would: the parent's writes after fork() returns never reach the
-    child, and the child's never reach the parent."""
-    proc = run_python(["-c", SNAPSHOT_SCRIPT], timeout=30)
+    child, and the child's never reach the parent. NPVK_PAGE_ALIAS=0 keeps
+    private pages (copy-on-write)."""
+    proc = run_python(["-c", SNAPSHOT_SCRIPT], timeout=30,
+                      env=subprocess_env(NPVK_PAGE_ALIAS=alias))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "child exit 0" in proc.stdout
 
