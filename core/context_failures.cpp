@@ -65,7 +65,10 @@ void Context::check_readable(const Buffer &buffer) const {
 void Context::inject_alloc_fault() {
   if (!fault::fire(fault::Kind::Alloc)) return;
   ++failures_.alloc_failures;
-  fail(NPVK_ERR_OUT_OF_DEVICE_MEMORY, "out of device memory (injected by NPVK_FAULT=alloc)");
+  const char *what = "out of device memory (injected by NPVK_FAULT=alloc)";
+  failures_.last_status = uint32_t(NPVK_ERR_OUT_OF_DEVICE_MEMORY);
+  std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", what);
+  fail(NPVK_ERR_OUT_OF_DEVICE_MEMORY, what);
 }
 
 void Context::inject_compile_fault() {

@@ -101,6 +101,8 @@ def test_failed_allocation_falls_back(fault):
     oom = sum(v.get("out of device memory", 0) for v in r["fallback"].values())
     assert oom >= 1, r
     assert len(r["npvk_warnings"]) == 1, r
+    # The warning names the failure (up to 2861ec4 it read "NPVK_SUCCESS: ").
+    assert "NPVK_ERR_OUT_OF_DEVICE_MEMORY: out of device memory" in r["npvk_warnings"][0], r
 
 
 def test_no_fault_no_warning():
