@@ -20,6 +20,7 @@ from . import _observe
 
 _native = None
 _codes = None
+_SCALARS = (bool, int, float, _np.bool_, _np.integer, _np.floating)
 _MAX_UPLOAD = 1 << 20  # unmanaged values up to this size are copied into managed memory first
 _F4_MAX = float(_np.finfo(_np.float32).max)
 
@@ -96,6 +97,11 @@ def _astype(array, dtype, order="K", casting="unsafe", subok=True, copy=True):
 def _copyto(module, dst, src, casting="same_kind", where=True):
     if where is not True:
         raise _Decline("where")
+    if type(dst) is _np.ndarray and casting == "unsafe" and isinstance(src, _SCALARS):
+        # np.ones and np.full: copyto(new, value, casting="unsafe") converts
+        # the value as an assignment would.
+        _fill(src, dst)
+        return
     if type(src) is not _np.ndarray or type(dst) is not _np.ndarray:
         raise _Decline("value")
     if not _np.can_cast(src.dtype, dst.dtype, casting):
@@ -210,7 +216,7 @@ def setitem(array, index, value):
             return False
         if type(value) is _np.ndarray:
             _copy(value, view)
-        elif isinstance(value, (bool, int, float, _np.bool_, _np.integer, _np.floating)):
+        elif isinstance(value, _SCALARS):
             _fill(value, view)
         else:
             raise _Decline("value")

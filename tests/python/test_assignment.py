@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import StatsDelta, assert_same, npvk_enabled
+from npvk_testlib import StatsDelta, assert_same, npvk_enabled, run_both_counted
 
 N = 200_000
 
@@ -237,3 +237,40 @@ def test_boundary_columns_of_a_large_grid_stay_on_the_device():
     assert_same(actual, expected)
     assert syncs == 1, (syncs, fallbacks)  # npvk.sync() only
     assert not fallbacks, fallbacks
+
+
+FULL_CASES = {
+    "ones_float64": lambda: np.ones(N),
+    "ones_int8": lambda: np.ones(N, dtype=np.int8),
+    "ones_bool": lambda: np.ones(N, dtype=bool),
+    "full_float32": lambda: np.full(N, 2.5, dtype=np.float32),
+    "full_uint64_max": lambda: np.full(N, 2 ** 64 - 1, dtype=np.uint64),
+    "full_numpy_scalar": lambda: np.full((100, N // 100), np.float32(-0.0)),
+    "full_nan": lambda: np.full(N, np.nan),
+    "ones_like": lambda: np.ones_like(np.zeros(N, dtype=np.int16)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FULL_CASES))
+def test_ones_and_full_fill_on_the_device(case):
+    """np.ones and np.full end in copyto(new, value, casting="unsafe"): a fill
+    on the device, not a counted fallback (as up to 2861ec4)."""
+    actual, expected, fallbacks, device_ops = run_both_counted(FULL_CASES[case])
+    assert_same(actual, expected)
+    assert not fallbacks, fallbacks
+    assert device_ops >= 1
+
+
+@pytest.mark.parametrize("value,dtype", [(300, np.int8), (2.7, np.int32), (1e300, np.float32)])
+def test_full_values_numpy_converts_itself_are_counted(value, dtype):
+    """Out-of-range and float-to-int fill values keep NumPy's own conversion
+    (its wrap-around, warnings and errors), counted as copyto fallbacks."""
+    def scenario():
+        with np.testing.suppress_warnings() as sup:
+            sup.filter(DeprecationWarning)
+            sup.filter(RuntimeWarning)
+            return np.full(N, value, dtype=dtype)
+
+    actual, expected, fallbacks, _ = run_both(scenario)
+    assert_same(actual, expected)
+    assert sum(fallbacks.get("copyto", {}).values()) == 1, fallbacks
