@@ -29,6 +29,11 @@ class _Decline(Exception):
     pass
 
 
+class _HostWork(Exception):
+    """NumPy's own path is the better one here, and no fallback: the call
+    does host work on pages the host owns (as np.zeros does in calloc)."""
+
+
 def install(native, dtype_code):
     global _native, _codes
     _native = native
@@ -52,6 +57,8 @@ def _method(fn, name):
     def handler(self, args, kwargs):
         try:
             result = fn(self, *args, **(kwargs or {}))
+        except _HostWork:
+            return NotImplemented
         except _Decline as why:
             _native.count_fallback(name, str(why))
             if _observe.watching:
@@ -97,11 +104,18 @@ def _astype(array, dtype, order="K", casting="unsafe", subok=True, copy=True):
 def _copyto(module, dst, src, casting="same_kind", where=True):
     if where is not True:
         raise _Decline("where")
-    if type(dst) is _np.ndarray and casting == "unsafe" and isinstance(src, _SCALARS):
+    zero_d = type(src) is _np.ndarray and src.ndim == 0
+    if type(dst) is _np.ndarray and casting == "unsafe" and (isinstance(src, _SCALARS) or zero_d):
         # np.ones and np.full: copyto(new, value, casting="unsafe") converts
-        # the value as an assignment would.
-        _fill(src, dst)
-        return
+        # the value as an assignment would. A new array's pages are the
+        # host's: NumPy fills them at memory speed, and host writes that
+        # follow (x[0] = ...) wait for nothing. Where queued work still uses
+        # the array, the fill is queued after it.
+        if not _native.host_waits(dst, True) and not (zero_d and _native.host_waits(src, False)):
+            raise _HostWork()
+        if not zero_d:
+            _fill(src, dst)
+            return
     if type(src) is not _np.ndarray or type(dst) is not _np.ndarray:
         raise _Decline("value")
     if not _np.can_cast(src.dtype, dst.dtype, casting):

@@ -48,9 +48,14 @@ bool managed_and_large(PyObject *obj) {
 }
 
 int assign_subscript(PyObject *self, PyObject *index, PyObject *value) {
-  if (value && g_assign_handler && settings().enabled && !settings().strict_errors &&
-      managed_and_large(self) &&
+  if (value && g_assign_handler && settings().enabled && managed_and_large(self) &&
       basic_index(index, PyArray_NDIM(reinterpret_cast<PyArrayObject *>(self)))) {
+    // Counted like the loops: NumPy's path under an error state or warnings
+    // filter that deferred reports cannot honour.
+    if (settings().strict_errors) {
+      count_fallback("setitem", "errstate");
+      return g_original_assign(self, index, value);
+    }
     PyObject *done = PyObject_CallFunctionObjArgs(g_assign_handler, self, index, value, nullptr);
     if (!done) return -1;
     const bool recorded = done == Py_True;

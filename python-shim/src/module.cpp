@@ -118,13 +118,17 @@ PyObject *sync_and_report(bool only_if_queued) {
   Py_RETURN_NONE;
 }
 
-PyObject *py_sync(PyObject *, PyObject *) { return sync_and_report(false); }
+PyObject *py_sync(PyObject *, PyObject *) {
+  return sync_and_report(false);
+}
 
 // Before the error state or the warnings filters change, and where recorded
 // warnings are read: the work queued so far runs and its FP errors are
 // reported under the state it was queued in. Costs nothing when the shim
 // queued nothing since the last time.
-PyObject *py_report_pending(PyObject *, PyObject *) { return sync_and_report(true); }
+PyObject *py_report_pending(PyObject *, PyObject *) {
+  return sync_and_report(true);
+}
 
 PyObject *py_set_min_bytes(PyObject *, PyObject *arg) {
   unsigned long long v = PyLong_AsUnsignedLongLong(arg);
@@ -155,8 +159,7 @@ PyObject *py_stats(PyObject *, PyObject *) {
   m.struct_size = sizeof m;
   if (g_ctx.id && npvk_context_get_stats(g_ctx, &s) == NPVK_SUCCESS) {
     put(d, "kernels_compiled", PyLong_FromUnsignedLongLong(s.kernels_compiled));
-    put(d, "cache_hits",
-        PyLong_FromUnsignedLongLong(s.kernel_cache_hits + s.disk_cache_hits));
+    put(d, "cache_hits", PyLong_FromUnsignedLongLong(s.kernel_cache_hits + s.disk_cache_hits));
     put(d, "memory_cache_hits", PyLong_FromUnsignedLongLong(s.kernel_cache_hits));
     put(d, "disk_cache_hits", PyLong_FromUnsignedLongLong(s.disk_cache_hits));
     put(d, "flushes", PyLong_FromUnsignedLongLong(s.flushes));
@@ -204,8 +207,8 @@ PyObject *py_op_table(PyObject *, PyObject *) {
     npvk_op_info info{};
     info.struct_size = sizeof info;
     if (npvk_op_get_info(npvk_op(op), &info) != NPVK_SUCCESS) continue;
-    PyObject *row = Py_BuildValue("(isIIi)", op, info.name, info.nin, info.nout,
-                                  int(info.implemented));
+    PyObject *row =
+        Py_BuildValue("(isIIi)", op, info.name, info.nin, info.nout, int(info.implemented));
     PyList_Append(list, row);
     Py_DECREF(row);
   }
@@ -256,7 +259,8 @@ PyMethodDef g_methods[] = {
        return PyBool_FromLong(replace_matmul_loop(ufunc, type_num, npvk_dtype(code)));
      },
      METH_VARARGS, "replace_matmul_loop(np.matmul, type_num, npvk_dtype) -> bool"},
-    {"copy", py_device_copy, METH_VARARGS, "copy(src, src_dtype, dst, dst_dtype) -> None or reason"},
+    {"copy", py_device_copy, METH_VARARGS,
+     "copy(src, src_dtype, dst, dst_dtype) -> None or reason"},
     {"fill", py_device_fill, METH_VARARGS,
      "fill(dst, dst_dtype, value_bytes, value_dtype) -> None or reason"},
     {"patch_assignment",
@@ -300,12 +304,24 @@ PyMethodDef g_methods[] = {
        Py_RETURN_NONE;
      },
      METH_VARARGS, "count_fallback(name, reason)"},
+    {"host_waits",
+     [](PyObject *, PyObject *args) -> PyObject * {
+       PyObject *array = nullptr;
+       int write = 0;
+       if (!PyArg_ParseTuple(args, "O!p", &PyArray_Type, &array, &write)) return nullptr;
+       int read_waits = 0, write_waits = 0;
+       const bool known =
+           npvk_managed_pending(PyArray_DATA(reinterpret_cast<PyArrayObject *>(array)), &read_waits,
+                                &write_waits) == NPVK_SUCCESS;
+       return PyBool_FromLong(known && (write ? write_waits : read_waits));
+     },
+     METH_VARARGS,
+     "host_waits(array, write) -> whether a host read or write would wait for queued device work"},
     {"where_ufunc", [](PyObject *, PyObject *) { return where_ufunc(); }, METH_NOARGS,
      "np.where(c, x, y) as a ufunc"},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "npvk._native", "npvk's NumPy shim", -1,
-                        g_methods};
+PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "npvk._native", "npvk's NumPy shim", -1, g_methods};
 
 }  // namespace
 
@@ -314,7 +330,9 @@ Settings &settings() {
   return s;
 }
 
-npvk_context context() { return g_ctx; }
+npvk_context context() {
+  return g_ctx;
+}
 
 void remember_ufunc_name(npvk_op op, const char *name) {
   if (op >= 0 && op < NPVK_OP_COUNT) g_ufunc_names[op] = name;
@@ -341,7 +359,9 @@ int handle_fp_errors(const npvk_fp_error *errors, uint32_t count) {
     if (PyUFunc_GetPyValues(const_cast<char *>(name ? name : "ufunc"), &bufsize, &errmask,
                             &errobj) < 0)
       return -1;
-    int r = PyUFunc_handlefperr(errmask, errobj, int(errors[i].flags & ~(NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)), &first);
+    int r = PyUFunc_handlefperr(errmask, errobj,
+                                int(errors[i].flags & ~(NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)),
+                                &first);
     Py_XDECREF(errobj);
     if (r < 0) return -1;
   }

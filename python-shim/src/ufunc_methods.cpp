@@ -50,15 +50,22 @@ constexpr int kMethods = int(sizeof g_methods / sizeof g_methods[0]);
 
 // Only an exact ndarray in managed memory, at least NPVK_MIN_BYTES large, is
 // worth the Python handler's time; everything else goes straight to NumPy.
+// Under an error state or warnings filter that deferred reports cannot honour
+// such a call is NumPy's, counted like the loops' (reason "errstate").
 bool candidate(const Patched &p, PyObject *array) {
-  if (!p.handler || !settings().enabled || settings().strict_errors) return false;
+  if (!p.handler || !settings().enabled) return false;
   if (!array || !PyArray_CheckExact(array)) return false;
   void *data = PyArray_DATA(reinterpret_cast<PyArrayObject *>(array));
   int found = 0;
   void *base = nullptr;
   uint64_t size = 0;
-  return data && npvk_managed_lookup(data, &found, &base, &size) == NPVK_SUCCESS && found &&
-         size >= settings().min_bytes;
+  const bool worth = data && npvk_managed_lookup(data, &found, &base, &size) == NPVK_SUCCESS &&
+                     found && size >= settings().min_bytes;
+  if (worth && settings().strict_errors) {
+    count_fallback(p.name, "errstate");
+    return false;
+  }
+  return worth;
 }
 
 // The handler's answer, or null when NumPy should run the call.
