@@ -190,7 +190,10 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
       Allocation *a = spare->second;
       spare_.erase(spare);
       spare_bytes_ -= a->mapped;
-      if (zero) std::memset(a->base, 0, size);
+      if (zero) {
+        set_protection(*a, PROT_READ | PROT_WRITE);  // written under the lock
+        std::memset(a->base, 0, size);
+      }
       a->size = size;
       a->device_valid = false;  // the host may write it without a fault
       {
@@ -261,7 +264,14 @@ void ManagedMemory::release_allocation(Allocation &a) {
   // temporaries all the time, and fresh pages cost a fault and a zero-fill
   // each (on a CPU device, inside the kernels that first touch them).
   if (!forked_ && spare_.size() < kMaxSpares && spare_bytes_ + a.mapped <= kMaxSpareBytes) {
-    if (a.state != State::Host) protect(a, State::Host);
+    // An alias's pages may stay closed: a temporary that only device work
+    // writes is reused without an mprotect either way (allocate() opens a
+    // spare it must zero). The program's mapping of one without an alias is
+    // what uploads read, so it opens now.
+    if (a.alias)
+      a.state = State::Host;
+    else
+      protect(a, State::Host);
     a.freed = false;
     a.queued = false;
     if (a.buffer) {
@@ -303,27 +313,47 @@ std::shared_ptr<Buffer> ManagedMemory::buffer_of(Allocation &a) {
   return a.buffer;
 }
 
-void ManagedMemory::protect(Allocation &a, State state) {
-  if (mprotect(a.base, a.mapped, protection_of(state)) != 0)
+void ManagedMemory::set_protection(Allocation &a, int prot) {
+  const int old = a.prot.load(std::memory_order_relaxed);
+  if (old == prot) return;
+  if (mprotect(a.base, a.mapped, prot) != 0)
     fail(NPVK_ERR_INTERNAL, std::string("mprotect failed: ") + strerror(errno));
-  set_state(a, state);
+  a.prot.store(prot);
+  constexpr int kOpen = PROT_READ | PROT_WRITE;
+  if (old == kOpen)
+    restricted_.fetch_add(1);
+  else if (prot == kOpen)
+    restricted_.fetch_sub(1);
 }
 
-void ManagedMemory::set_state(Allocation &a, State state) {
-  State old = a.state.exchange(state);
-  if (old == State::Host && state != State::Host)
-    restricted_.fetch_add(1);
-  else if (old != State::Host && state == State::Host)
-    restricted_.fetch_sub(1);
+void ManagedMemory::protect(Allocation &a, State state) {
+  set_protection(a, protection_of(state));
+  a.state = state;
+}
+
+void ManagedMemory::restrict_to(Allocation &a, State state) {
+  // Pages left closed after earlier device work (after_flush) are strict
+  // enough for anything.
+  const int want = protection_of(state);
+  if (a.prot.load(std::memory_order_relaxed) != PROT_NONE) set_protection(a, want);
+  a.state = state;
+}
+
+void ManagedMemory::open_for(Allocation &a, bool write) {
+  if (a.state == State::Host)
+    set_protection(a, PROT_READ | PROT_WRITE);
+  else if (!write && a.prot.load(std::memory_order_relaxed) == PROT_NONE &&
+           (a.state == State::DeviceReads || a.state == State::Shared))
+    set_protection(a, PROT_READ);
 }
 
 void ManagedMemory::before_use(Buffer &buffer, bool write) {
   Allocation &a = *static_cast<Allocation *>(buffer.managed);
   if (buffer.zero_copy) {
     if (write)
-      protect(a, State::DeviceWrites);
+      restrict_to(a, State::DeviceWrites);
     else if (a.state == State::Host)
-      protect(a, State::DeviceReads);
+      restrict_to(a, State::DeviceReads);
   } else {
     if (!a.device_valid) {
       // The host changed the pages since the device last saw them. Queued
@@ -359,7 +389,7 @@ void ManagedMemory::before_flush() {
   // thread reading a pending result meanwhile can see stale data).
   for (Allocation *a : queued_)
     if (!a->alias && a->buffer && a->buffer->zero_copy && a->state != State::Host)
-      mprotect(a->base, a->mapped, PROT_READ | PROT_WRITE);
+      set_protection(*a, PROT_READ | PROT_WRITE);
 }
 
 void ManagedMemory::after_flush() {
@@ -379,17 +409,17 @@ void ManagedMemory::after_flush() {
       // queued allocations it uses is unknown here, so all stay queued until
       // the next flush (a freed one is no operand of a new op).
       if (!a->alias && a->buffer && a->buffer->zero_copy && a->state != State::Host)
-        mprotect(a->base, a->mapped, protection_of(a->state));
+        set_protection(*a, protection_of(a->state));
       queued_.push_back(a);
       continue;
     }
     a->queued = false;
-    if (a->buffer && a->buffer->zero_copy) {
-      if (a->alias)
-        protect(*a, State::Host);
-      else
-        set_state(*a, State::Host);  // opened by before_flush
-    }
+    // The host copy is current. With an alias the program's pages stay as
+    // closed as the work left them, until the host touches them (open_for):
+    // arrays that only device work uses, step after step, cost no mprotect
+    // (each is a page-table walk over the array; 4 KiB pages for shared
+    // memory). Without one, before_flush opened them.
+    if (a->buffer && a->buffer->zero_copy) a->state = State::Host;
     if (a->freed) release_allocation(*a);
   }
 }
@@ -405,7 +435,7 @@ void ManagedMemory::after_evict(Buffer &buffer) {
   // The pages are the only copy now: the host may use them freely, and the
   // next device use uploads them.
   Allocation &a = *static_cast<Allocation *>(buffer.managed);
-  if (a.state != State::Host) protect(a, State::Host);
+  protect(a, State::Host);
   a.device_valid = false;
 }
 
@@ -465,6 +495,7 @@ void ManagedMemory::host_access(const void *ptr, uint64_t size, bool write) {
       if (ctx_->stats().flushes != flushes)
         note_sync(&npvk_managed_stats::host_syncs_explicit, NPVK_SYNC_EXPLICIT);
     }
+    open_for(*a, write);
     p = a->base + a->mapped;
   }
 }
@@ -478,8 +509,9 @@ bool ManagedMemory::needs_access(const void *ptr, uint64_t size, bool write) {
   for (; it != allocations_.end() && it->first < hi; ++it) {
     const Allocation &a = *it->second;
     if (it->first + a.mapped <= lo) continue;
-    State s = a.state;
-    if (write ? s != State::Host : (s == State::Device || s == State::DeviceWrites)) return true;
+    // The protection, not the state: current pages may still be closed.
+    const int prot = a.prot.load();
+    if (write ? prot != (PROT_READ | PROT_WRITE) : prot == PROT_NONE) return true;
   }
   return false;
 }
@@ -497,14 +529,16 @@ bool ManagedMemory::handle_fault(void *addr, bool write) {
   if (!a) return false;
   ++stats_.faults;
   if (a->state == State::Host) {
-    // Another thread made it accessible between the fault and this lock.
-    mprotect(a->base, a->mapped, PROT_READ | PROT_WRITE);
+    // Current pages left closed after device work, or another thread made
+    // them accessible between the fault and this lock.
+    set_protection(*a, PROT_READ | PROT_WRITE);
     return true;
   }
   uint64_t flushes = ctx_->stats().flushes;
   {
     Profiler::Scope scope(ctx_->profiler(), Phase::SyncFault);
     make_host_accessible(*a, write);
+    open_for(*a, write);
   }
   if (ctx_->stats().flushes != flushes)
     note_sync(&npvk_managed_stats::host_syncs_fault, NPVK_SYNC_FAULT);
@@ -514,7 +548,9 @@ bool ManagedMemory::handle_fault(void *addr, bool write) {
 void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason) {
   ContextLock lock(ctx_->mutex());
   bool any = ctx_->has_pending();
-  for (auto &entry : allocations_) any = any || entry.second->state != State::Host;
+  for (auto &entry : allocations_)
+    any = any || entry.second->state != State::Host ||
+          entry.second->prot.load(std::memory_order_relaxed) != (PROT_READ | PROT_WRITE);
   if (!any) return;
   const bool fork = reason == &npvk_managed_stats::host_syncs_fork;
   const bool exit = reason == &npvk_managed_stats::host_syncs_exit;
@@ -525,10 +561,8 @@ void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason) {
     ctx_->flush();
     for (auto &entry : allocations_) {
       Allocation &a = *entry.second;
-      if (a.state == State::Device || a.state == State::Shared)
-        make_host_accessible(a, true);
-      else if (a.state != State::Host)
-        protect(a, State::Host);
+      if (a.state == State::Device || a.state == State::Shared) make_host_accessible(a, true);
+      protect(a, State::Host);
     }
   }
   note_sync(reason, fork ? NPVK_SYNC_FORK : exit ? NPVK_SYNC_EXIT : NPVK_SYNC_EXPLICIT);
@@ -610,7 +644,7 @@ void ManagedMemory::after_fork_child() {
     Allocation &a = *entry.second;
     if (a.buffer) new std::shared_ptr<Buffer>(std::move(a.buffer));  // see release_allocation
     a.queued = false;
-    if (a.state != State::Host) mm->protect(a, State::Host);
+    mm->protect(a, State::Host);
     if (a.alias) mm->privatize(a);
   }
   for (auto &entry : mm->spare_) {

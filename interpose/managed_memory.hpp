@@ -14,6 +14,7 @@
 #pragma once
 
 #include <npvk/npvk.h>
+#include <sys/mman.h>
 
 #include <atomic>
 #include <cstdint>
@@ -39,8 +40,11 @@ class ManagedMemory : public MemoryObserver {
     uint8_t *alias = nullptr;
     uint64_t size = 0;    // what the caller asked for
     uint64_t mapped = 0;  // page multiple
-    // Atomic: the syscall guard reads it without the context lock.
     std::atomic<State> state{State::Host};
+    // The protection of the program's mapping: what the state needs, or
+    // stricter (closed after device work until the host touches the pages).
+    // Atomic: the syscall guard reads it without the context lock.
+    std::atomic<int> prot{PROT_READ | PROT_WRITE};
     std::shared_ptr<Buffer> buffer;  // made on first device use
     bool device_valid = false;       // mirrored: the device copy holds the data
     bool queued = false;             // some queued work uses it
@@ -85,8 +89,13 @@ class ManagedMemory : public MemoryObserver {
 
  private:
   explicit ManagedMemory(std::shared_ptr<Context> ctx);
+  // Sets the state, and exactly the protection it needs.
   void protect(Allocation &a, State state);
-  void set_state(Allocation &a, State state);
+  // Sets the state, leaving pages that are closed closed.
+  void restrict_to(Allocation &a, State state);
+  // Opens what a host access needs, as far as the state allows.
+  void open_for(Allocation &a, bool write);
+  void set_protection(Allocation &a, int prot);
   bool needs_access(const void *ptr, uint64_t size, bool write);
   void make_host_accessible(Allocation &a, bool write);
   void release_allocation(Allocation &a);

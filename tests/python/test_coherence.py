@@ -4,6 +4,7 @@ NumPy would. Each test runs a scenario once with npvk disabled and once
 enabled (min_bytes=0) and compares everything the scenario returns."""
 
 import ctypes
+import os
 import gc
 import pickle
 
@@ -343,3 +344,50 @@ def test_reused_memory_is_clean():
         return out
 
     same_in_both(scenario)
+
+
+def _protection(address):
+    """'rw-', 'r--' or '---': the program's protection of the page at address."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            span, perms = line.split()[:2]
+            lo, hi = (int(x, 16) for x in span.split("-"))
+            if lo <= address < hi:
+                return perms[:3]
+    return None
+
+
+def test_pages_stay_closed_after_device_work_until_the_host_touches_them(tmp_path):
+    """With the alias mapping, the pages device work wrote stay closed after
+    the flush (no mprotect per array per time step) and open at the first
+    host access: a read, a write, and system calls that read or fill them
+    (the syscall guard must see the closed pages, or write(2) fails with
+    EFAULT). npvk.sync() opens every page; here another array's fault runs
+    the work."""
+    with npvk_enabled(min_bytes=0):
+        a = np.arange(N, dtype=np.float64)
+        results = []
+        for access in ("read", "write", "os.write", "readinto"):
+            b = a * 3.0                       # device work writes b
+            c = a + 1.0
+            assert c[0] == 1.0                # a fault on c runs the work
+            if _protection(b.ctypes.data) == "rw-":
+                pytest.skip("no alias mapping (NPVK_PAGE_ALIAS=0 or no memfd)")
+            assert _protection(b.ctypes.data) == "---", access
+            path = tmp_path / access
+            if access == "read":
+                results.append(float(b[7]))
+            elif access == "write":
+                b[7] = -1.0
+                results.append(float(b[7]))
+            elif access == "os.write":
+                with open(path, "wb") as f:
+                    assert os.write(f.fileno(), b.data) == b.nbytes
+                results.append(float(np.fromfile(path)[7]))
+            else:
+                np.full(N, 5.0).tofile(path)
+                with open(path, "rb") as f:
+                    assert f.readinto(b.data) == b.nbytes
+                results.append(float(b[7]))
+            assert _protection(b.ctypes.data) == "rw-", access
+    assert results == [21.0, -1.0, 21.0, 5.0]
