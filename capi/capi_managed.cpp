@@ -117,6 +117,12 @@ NPVK_API npvk_status npvk_managed_sync(void) {
   });
 }
 
+NPVK_API npvk_status npvk_managed_threads_starting(void) {
+  return guarded([&] {
+    if (ManagedMemory *mm = ManagedMemory::instance()) mm->threads_starting();
+  });
+}
+
 NPVK_API npvk_status npvk_managed_get_stats(npvk_managed_stats *out) {
   return guarded([&] {
     require_out(out, "out");

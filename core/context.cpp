@@ -189,6 +189,13 @@ std::shared_ptr<Buffer> Context::wrap_host(void *host, uint64_t size) {
   return buffer;
 }
 
+void Context::rewrap_host(Buffer &buffer, void *host) {
+  require(buffer.zero_copy && !has_pending(), NPVK_ERR_INTERNAL,
+          "rewrap_host needs an idle zero-copy buffer");
+  buffer.device = std::make_unique<vk::DeviceBuffer>(*device_, host, buffer.size());
+  buffer.host = host;
+}
+
 void Context::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device) {
   if (size == 0) return;
   Profiler::Scope scope(profiler_, to_device ? Phase::ToDevice : Phase::ToHost);

@@ -46,6 +46,9 @@ class Context : public std::enable_shared_from_this<Context> {
 
   std::shared_ptr<Buffer> create_buffer(uint64_t size);
   std::shared_ptr<Buffer> wrap_host(void *host, uint64_t size);
+  // A zero-copy wrap's pages are now reached at `host` (another mapping of
+  // them): imports them there. No queued work may use the buffer.
+  void rewrap_host(Buffer &buffer, void *host);
   void write(Buffer &buffer, uint64_t offset, const void *src, uint64_t size);
   void read(Buffer &buffer, uint64_t offset, void *dst, uint64_t size);
   void sync_buffer(Buffer &buffer);

@@ -109,6 +109,20 @@ bool map_pair(uint64_t mapped, uint8_t **user, uint8_t **alias) {
   return false;
 }
 
+// Threads of this process now (/proc/self/stat, field 20), or 0 if unknown.
+int thread_count() {
+  FILE *f = std::fopen("/proc/self/stat", "r");
+  if (!f) return 0;
+  char buf[1024];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  // The command name (field 2) may hold spaces: fields count from its ')'.
+  const char *p = std::strrchr(buf, ')');
+  for (int field = 2; p && field < 20; ++field) p = std::strchr(p + 1, ' ');
+  return p ? std::atoi(p + 1) : 0;
+}
+
 }  // namespace
 
 ManagedMemory *ManagedMemory::instance() {
@@ -146,10 +160,15 @@ ManagedMemory &ManagedMemory::enable(const npvk_context_options *options) {
     install_syscall_guard();
     return *g_instance;
   }
+  // The driver's own threads (lavapipe's) are not the program's.
+  const int before = thread_count();
   std::shared_ptr<Context> ctx = Context::create(options);
+  const int driver_threads = std::max(0, thread_count() - before);
   // Never destroyed: arrays may be freed during interpreter shutdown, after
   // every static destructor of ours would have run.
   auto *mm = new ManagedMemory(std::move(ctx));
+  mm->driver_threads_ = driver_threads;
+  if (mm->alias_mode_ == AliasMode::Auto && before > 1) mm->threaded_ = true;
   mm->ctx_->set_observer(mm);
   install_fault_handler();
   install_syscall_guard();
@@ -163,11 +182,13 @@ ManagedMemory::ManagedMemory(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)
   long page = sysconf(_SC_PAGESIZE);
   if (page > 0) page_ = uint64_t(page);
   stats_.struct_size = sizeof(npvk_managed_stats);
-  // NPVK_PAGE_ALIAS=0: one private mapping per array, as before the alias:
-  // huge pages for every large array and copy-on-write forks, for programs
-  // whose other threads never read arrays while npvk flushes.
+  // NPVK_PAGE_ALIAS: 0 never, 1 always, unset: once the program runs more
+  // than one thread (docs/architecture.md, "Managed memory").
   const char *alias = std::getenv("NPVK_PAGE_ALIAS");
-  use_alias_ = !(alias && std::strcmp(alias, "0") == 0);
+  if (alias && std::strcmp(alias, "0") == 0)
+    alias_mode_ = AliasMode::Never;
+  else if (alias && std::strcmp(alias, "1") == 0)
+    alias_mode_ = AliasMode::Always;
 }
 
 void ManagedMemory::set_active(bool active) {
@@ -207,7 +228,7 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
     }
   }
   uint8_t *p = nullptr, *alias = nullptr;
-  if (!use_alias_ || !map_pair(mapped, &p, &alias)) p = map_pages(mapped);
+  if (!wants_alias() || !map_pair(mapped, &p, &alias)) p = map_pages(mapped);
   if (!p)
     fail(NPVK_ERR_OUT_OF_HOST_MEMORY,
          "mmap of " + std::to_string(mapped) + " bytes failed: " + strerror(errno));
@@ -284,6 +305,10 @@ void ManagedMemory::release_allocation(Allocation &a) {
     spare_bytes_ += a.mapped;
     return;
   }
+  unmap(a);
+}
+
+void ManagedMemory::unmap(Allocation &a) {
   if (a.buffer) {
     if (forked_) {
       // The parent's Vulkan objects must not be destroyed here: leak them.
@@ -299,6 +324,60 @@ void ManagedMemory::release_allocation(Allocation &a) {
   munmap(a.base, a.mapped);
   if (a.alias) munmap(a.alias, a.mapped);
   delete &a;
+}
+
+bool ManagedMemory::wants_alias() {
+  if (alias_mode_ != AliasMode::Auto) return alias_mode_ == AliasMode::Always;
+  // A fresh mapping (this is not on the spare path): worth one small read
+  // to notice threads that threads_starting() was not told about.
+  if (!threaded_ && thread_count() - driver_threads_ > 1) threads_starting();
+  return threaded_;
+}
+
+void ManagedMemory::threads_starting() {
+  if (alias_mode_ != AliasMode::Auto || threaded_.load()) return;
+  ContextLock lock(ctx_->mutex());
+  if (threaded_ || forked_) return;
+  threaded_ = true;
+  // Every allocation made so far gets its alias now, before a second
+  // thread can read one while a flush runs. Spares without one are dropped.
+  ctx_->flush();
+  for (auto it = spare_.begin(); it != spare_.end();) {
+    Allocation *a = it->second;
+    if (a->alias) {
+      ++it;
+      continue;
+    }
+    spare_bytes_ -= a->mapped;
+    it = spare_.erase(it);
+    unmap(*a);
+  }
+  for (auto &entry : allocations_) give_alias(*entry.second);
+}
+
+void ManagedMemory::give_alias(Allocation &a) {
+  if (a.alias || a.freed || (a.buffer && !a.buffer->zero_copy)) return;
+  protect(a, State::Host);
+  uint8_t *user = nullptr, *alias = nullptr;
+  if (!map_pair(a.mapped, &user, &alias)) return;
+  std::memcpy(alias, a.base, a.mapped);
+  // The shared pages replace the private ones at the same address.
+  if (mremap(user, a.mapped, a.mapped, MREMAP_MAYMOVE | MREMAP_FIXED, a.base) == MAP_FAILED) {
+    munmap(user, a.mapped);
+    munmap(alias, a.mapped);
+    return;
+  }
+  if (a.buffer) {
+    try {
+      ctx_->rewrap_host(*a.buffer, alias);
+    } catch (const Error &) {
+      // The device goes on reaching the pages through the program's
+      // mapping, which before_flush then opens, as without an alias.
+      munmap(alias, a.mapped);
+      return;
+    }
+  }
+  a.alias = alias;
 }
 
 std::shared_ptr<Buffer> ManagedMemory::buffer_of(Allocation &a) {

@@ -71,6 +71,10 @@ class ManagedMemory : public MemoryObserver {
   // writes [ptr, ptr+size): takes the context lock only when that range
   // holds managed pages the call could not access.
   void syscall_access(const void *ptr, uint64_t size, bool write);
+  // Called before the program starts another thread (the shim wraps
+  // Python's thread start): in the automatic alias mode, every allocation
+  // gets its alias now.
+  void threads_starting();
   bool any_restricted() const { return restricted_.load(std::memory_order_relaxed) != 0; }
   // Called by the fault handler: returns false when `addr` is not ours.
   bool handle_fault(void *addr, bool write);
@@ -99,6 +103,12 @@ class ManagedMemory : public MemoryObserver {
   bool needs_access(const void *ptr, uint64_t size, bool write);
   void make_host_accessible(Allocation &a, bool write);
   void release_allocation(Allocation &a);
+  // Whether a new allocation gets an alias mapping.
+  bool wants_alias();
+  // Frees the mappings and the device buffer, and deletes the record.
+  void unmap(Allocation &a);
+  // Moves an allocation onto a new pair of mappings (its data copied).
+  void give_alias(Allocation &a);
   // In the child of a fork: replaces the shared pages with a private copy.
   void privatize(Allocation &a);
   // Counts a host sync and tells the sync hook (npvk_managed_set_sync_hook).
@@ -125,7 +135,12 @@ class ManagedMemory : public MemoryObserver {
   bool flushing_in_record_ = false;  // before_use flushes while an op is recorded
   bool active_ = true;
   bool forked_ = false;
-  bool use_alias_ = true;  // NPVK_PAGE_ALIAS
+  enum class AliasMode { Never, Always, Auto };
+  AliasMode alias_mode_ = AliasMode::Auto;  // NPVK_PAGE_ALIAS
+  // Auto: whether the program has run a second thread; allocations made
+  // since have aliases, and those made before got one then.
+  std::atomic<bool> threaded_{false};
+  int driver_threads_ = 0;  // threads the device's driver started
   uint64_t page_ = 4096;
 };
 

@@ -200,6 +200,18 @@ def _patch_threads():
     _bootstrap_inner._npvk = True
     threading.Thread._bootstrap_inner = _bootstrap_inner
 
+    # Before the first second thread runs, managed memory gives every array a
+    # second mapping for the device (docs/architecture.md, "Managed memory").
+    start = threading.Thread.start
+
+    def start_thread(self):
+        if _enabled:
+            _native.threads_starting()
+        return start(self)
+
+    start_thread._npvk = True
+    threading.Thread.start = start_thread
+
 
 def summary():
     """One line on what ran where, e.g. for the end of a program."""

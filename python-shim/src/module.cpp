@@ -317,6 +317,12 @@ PyMethodDef g_methods[] = {
      },
      METH_VARARGS,
      "host_waits(array, write) -> whether a host read or write would wait for queued device work"},
+    {"threads_starting",
+     [](PyObject *, PyObject *) -> PyObject * {
+       npvk_managed_threads_starting();  // best effort: a failure leaves one mapping
+       Py_RETURN_NONE;
+     },
+     METH_NOARGS, "threads_starting(): another thread is about to start"},
     {"where_ufunc", [](PyObject *, PyObject *) { return where_ufunc(); }, METH_NOARGS,
      "np.where(c, x, y) as a ufunc"},
     {nullptr, nullptr, 0, nullptr}};

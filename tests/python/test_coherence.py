@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import StatsDelta, assert_same, npvk_enabled
+from npvk_testlib import StatsDelta, assert_same, npvk_enabled, run_python, subprocess_env
 
 N = 10_000
 
@@ -346,48 +346,101 @@ def test_reused_memory_is_clean():
     same_in_both(scenario)
 
 
-def _protection(address):
-    """'rw-', 'r--' or '---': the program's protection of the page at address."""
+CLOSED_PAGES_SCRIPT = """
+import os, sys, tempfile
+import numpy as np
+import npvk
+
+def protection(address):
     with open("/proc/self/maps") as f:
         for line in f:
             span, perms = line.split()[:2]
             lo, hi = (int(x, 16) for x in span.split("-"))
             if lo <= address < hi:
-                return perms[:3]
+                return perms
     return None
 
+npvk.enable(min_bytes=0)
+a = np.arange(10_000, dtype=np.float64)
+results, seen = [], []
+tmp = tempfile.mkdtemp()
+for access in ("read", "write", "os.write", "readinto"):
+    b = a * 3.0                       # device work writes b
+    c = a + 1.0
+    assert c[0] == 1.0                # a fault on c runs the work
+    seen.append(protection(b.ctypes.data))
+    path = os.path.join(tmp, access)
+    if access == "read":
+        results.append(float(b[7]))
+    elif access == "write":
+        b[7] = -1.0
+        results.append(float(b[7]))
+    elif access == "os.write":
+        with open(path, "wb") as f:
+            assert os.write(f.fileno(), b.data) == b.nbytes
+        results.append(float(np.fromfile(path)[7]))
+    else:
+        np.full(10_000, 5.0).tofile(path)
+        with open(path, "rb") as f:
+            assert f.readinto(b.data) == b.nbytes
+        results.append(float(b[7]))
+    seen.append(protection(b.ctypes.data))
+print(repr((results, seen)))
+"""
 
-def test_pages_stay_closed_after_device_work_until_the_host_touches_them(tmp_path):
+
+def test_pages_stay_closed_after_device_work_until_the_host_touches_them():
     """With the alias mapping, the pages device work wrote stay closed after
     the flush (no mprotect per array per time step) and open at the first
     host access: a read, a write, and system calls that read or fill them
     (the syscall guard must see the closed pages, or write(2) fails with
     EFAULT). npvk.sync() opens every page; here another array's fault runs
     the work."""
-    with npvk_enabled(min_bytes=0):
-        a = np.arange(N, dtype=np.float64)
-        results = []
-        for access in ("read", "write", "os.write", "readinto"):
-            b = a * 3.0                       # device work writes b
-            c = a + 1.0
-            assert c[0] == 1.0                # a fault on c runs the work
-            if _protection(b.ctypes.data) == "rw-":
-                pytest.skip("no alias mapping (NPVK_PAGE_ALIAS=0 or no memfd)")
-            assert _protection(b.ctypes.data) == "---", access
-            path = tmp_path / access
-            if access == "read":
-                results.append(float(b[7]))
-            elif access == "write":
-                b[7] = -1.0
-                results.append(float(b[7]))
-            elif access == "os.write":
-                with open(path, "wb") as f:
-                    assert os.write(f.fileno(), b.data) == b.nbytes
-                results.append(float(np.fromfile(path)[7]))
-            else:
-                np.full(N, 5.0).tofile(path)
-                with open(path, "rb") as f:
-                    assert f.readinto(b.data) == b.nbytes
-                results.append(float(b[7]))
-            assert _protection(b.ctypes.data) == "rw-", access
+    proc = run_python(["-c", CLOSED_PAGES_SCRIPT],
+                      env=subprocess_env(NPVK_PAGE_ALIAS="1", NPVK_ZERO_COPY=None))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results, seen = eval(proc.stdout.strip().splitlines()[-1])
     assert results == [21.0, -1.0, 21.0, 5.0]
+    assert seen == ["---s", "rw-s"] * 4, seen
+
+
+THREADS_SCRIPT = """
+import threading
+import numpy as np
+import npvk
+
+def kind(address):
+    with open("/proc/self/maps") as f:
+        for line in f:
+            span, perms = line.split()[:2]
+            lo, hi = (int(x, 16) for x in span.split("-"))
+            if lo <= address < hi:
+                return perms[3]
+    return None
+
+npvk.enable(min_bytes=0)
+a = np.arange(1_000_000, dtype=np.float64)
+b = a * 2.0                          # pending when the thread starts
+before = kind(a.ctypes.data), kind(b.ctypes.data)
+out = []
+t = threading.Thread(target=lambda: out.append(float((b + 1.0)[999_999])))
+t.start()
+t.join()
+after = kind(a.ctypes.data), kind(b.ctypes.data)
+c = a * 3.0                          # device work on a moved array
+d = np.empty(1_000_000)
+print(repr((before, after, kind(d.ctypes.data), out, float(c[10]), float(b[7]))))
+"""
+
+
+def test_automatic_alias_when_a_second_thread_starts():
+    """NPVK_PAGE_ALIAS unset: a single-threaded program keeps private
+    mappings (huge pages, copy-on-write fork); starting a thread moves every
+    managed array onto a shared pair of mappings first, data and pending work
+    intact, and later arrays get one from the start."""
+    proc = run_python(["-c", THREADS_SCRIPT],
+                      env=subprocess_env(NPVK_PAGE_ALIAS=None, NPVK_ZERO_COPY=None))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    before, after, later, out, c10, b7 = eval(proc.stdout.strip().splitlines()[-1])
+    assert before == ("p", "p") and after == ("s", "s") and later == "s", proc.stdout
+    assert out == [1999999.0] and c10 == 30.0 and b7 == 14.0

@@ -81,7 +81,7 @@ SNAPSHOT_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("alias", ["1", "0"])
+@pytest.mark.parametrize("alias", ["1", "0", None])
 def test_fork_child_sees_the_pages_as_they_were_at_the_fork(alias):
     """Managed pages are shared memory (a second mapping of them serves the
     device), so the child must get its own copy at the fork, as private

@@ -599,6 +599,12 @@ NPVK_API npvk_status npvk_managed_view(const void *ptr, npvk_dtype dtype, uint32
 NPVK_API npvk_status npvk_managed_host_access(const void *ptr, uint64_t size, int write);
 /* Runs all pending work; every managed allocation is then host-current. */
 NPVK_API npvk_status npvk_managed_sync(void);
+/* Tells npvk that the program is about to start another thread that may use
+ * managed memory. With NPVK_PAGE_ALIAS unset, managed memory then gives each
+ * allocation a second mapping for the device (made now for the existing
+ * ones), so that no flush opens pages another thread may be reading.
+ * Threads started without this call are noticed at the next new mapping. */
+NPVK_API npvk_status npvk_managed_threads_starting(void);
 NPVK_API npvk_status npvk_managed_get_stats(npvk_managed_stats *out);
 
 /* ---- failure handling ---------------------------------------------------
