@@ -346,11 +346,8 @@ def test_reused_memory_is_clean():
     same_in_both(scenario)
 
 
-CLOSED_PAGES_SCRIPT = """
-import os, sys, tempfile
-import numpy as np
-import npvk
-
+# The permissions of the mapping holding an address ('rw-p', '---s', ...).
+MAPS = '''
 def protection(address):
     with open("/proc/self/maps") as f:
         for line in f:
@@ -359,6 +356,13 @@ def protection(address):
             if lo <= address < hi:
                 return perms
     return None
+'''
+
+CLOSED_PAGES_SCRIPT = MAPS + """
+import os, sys, tempfile
+import numpy as np
+import npvk
+
 
 npvk.enable(min_bytes=0)
 a = np.arange(10_000, dtype=np.float64)
@@ -404,19 +408,13 @@ def test_pages_stay_closed_after_device_work_until_the_host_touches_them():
     assert seen == ["---s", "rw-s"] * 4, seen
 
 
-THREADS_SCRIPT = """
+THREADS_SCRIPT = MAPS + """
 import threading
 import numpy as np
 import npvk
 
 def kind(address):
-    with open("/proc/self/maps") as f:
-        for line in f:
-            span, perms = line.split()[:2]
-            lo, hi = (int(x, 16) for x in span.split("-"))
-            if lo <= address < hi:
-                return perms[3]
-    return None
+    return protection(address)[3]
 
 npvk.enable(min_bytes=0)
 a = np.arange(1_000_000, dtype=np.float64)
