@@ -120,6 +120,8 @@ std::string cast_expr(const DtypeInfo &from, const DtypeInfo &to, const std::str
   // float16 values are exact in float32, from which NumPy converts them on.
   // To float16, NumPy rounds float64 once (npy_double_to_half) and everything
   // else through float32 (npy_float_to_half((float)x)).
+  if (from.dtype == NPVK_FLOAT16 && to.dtype == NPVK_FLOAT64)
+    return "npvk_half_to_double(" + x + ")";
   if (from.dtype == NPVK_FLOAT16 && to.dtype != NPVK_FLOAT16)
     return cast_expr(dtype_info(NPVK_FLOAT32), to, x);
   if (to.dtype == NPVK_FLOAT16 && from.dtype != NPVK_FLOAT16) {
@@ -602,8 +604,11 @@ void Templates::add(const KernelSpec &op) {
       half = true;
       float_type[0] = true;  // the half helpers use the float32 ones
     }
-  half_f64 = half_f64 || (op.op == NPVK_OP_CAST && op.operands[0].dtype == NPVK_FLOAT64 &&
-                          op.operands[1].dtype == NPVK_FLOAT16);
+  if (op.op == NPVK_OP_CAST) {
+    const npvk_dtype from = op.operands[0].dtype, to = op.operands[1].dtype;
+    half_f64 = half_f64 || (from == NPVK_FLOAT64 && to == NPVK_FLOAT16) ||
+               (from == NPVK_FLOAT16 && to == NPVK_FLOAT64);
+  }
   if (loop.kind == DtypeKind::Float) {
     const int f64 = loop.dtype == NPVK_FLOAT64;
     float_type[f64] = true;

@@ -4,7 +4,8 @@
 // result computes in float32 and rounds with npvk_round_half, as NumPy's half
 // loops do. The conversions are integer arithmetic, so they are exact on
 // drivers that flush subnormals or touch NaN payloads.
-// The generator defines NPVK_HALF_F64 where a kernel converts float64 to float16.
+// The generator defines NPVK_HALF_F64 where a kernel casts between float16 and
+// float64.
 
 // Half bits to float32 bits, exactly: subnormals normalised, a NaN's payload
 // moved to the top of the float significand.
@@ -72,6 +73,14 @@ float npvk_double_to_half(double x) {
     h = sgn | npvk_half_rne((mag & 0xffffffffffffful) | 0x10000000000000ul,
                             1051u - uint(mag >> 52));
   return npvk_half_to_float(h);
+}
+
+// A float16 value as float64 (npy_halfbits_to_doublebits): the bits of a NaN
+// moved over, as a float-to-double conversion (which quiets) would not.
+double npvk_half_to_double(float x) {
+  uint f = floatBitsToUint(x);
+  if ((f & 0x7fffffffu) <= 0x7f800000u) return double(x);
+  return packDouble2x32(uvec2(0u, (f & 0x80000000u) | 0x7ff00000u | ((f & 0x7fffffu) >> 3)));
 }
 #endif
 
