@@ -426,13 +426,15 @@ std::string zero_division_test(const KernelSpec &s, const std::vector<std::strin
 // loop warns; remainder and fmod of it are 0 and quiet). Underflow is not
 // reported (NumPy ignores it by default).
 //
-// Only the first flag_inputs(s) operands count as "brought": nextafter
-// overflows when a finite x steps to inf (toward y = inf), and NumPy's half
-// spacing raises invalid for a NaN too (npy_half_spacing).
-uint32_t flag_inputs(const KernelSpec &s) {
-  if (s.op == NPVK_OP_NEXTAFTER) return 1;
-  if (s.op == NPVK_OP_SPACING && s.operands[0].dtype == NPVK_FLOAT16) return 0;
-  return s.nin;
+// An infinity counts as brought only from the first finite_inputs(s)
+// operands, a NaN from the first nan_inputs(s): nextafter overflows when a
+// finite x steps to inf (toward y = inf), and NumPy's half spacing raises
+// invalid for a NaN too (npy_half_spacing).
+uint32_t nan_inputs(const KernelSpec &s) {
+  return s.op == NPVK_OP_SPACING && s.operands[0].dtype == NPVK_FLOAT16 ? 0 : s.nin;
+}
+uint32_t finite_inputs(const KernelSpec &s) {
+  return s.op == NPVK_OP_NEXTAFTER ? 1 : nan_inputs(s);
 }
 
 std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a,
@@ -443,10 +445,8 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
   if (s.op == NPVK_OP_CAST || s.op == NPVK_OP_WHERE) return code;
   if (res.kind == DtypeKind::Float || std::string(res.glsl_compute) == "double") {
     std::string any_nan = "false", all_finite = "true";
-    for (uint32_t k = 0; k < flag_inputs(s); ++k) {
-      any_nan += " || " + is_nan(in, a[k]);
-      all_finite += " && " + is_finite(in, a[k]);
-    }
+    for (uint32_t k = 0; k < nan_inputs(s); ++k) any_nan += " || " + is_nan(in, a[k]);
+    for (uint32_t k = 0; k < finite_inputs(s); ++k) all_finite += " && " + is_finite(in, a[k]);
     const std::string zero_division = zero_division_test(s, a);
     // Only a NaN or infinite result can raise anything: one test of the
     // result's exponent per element, the rest in the rare branch.
@@ -492,7 +492,9 @@ std::string fp_flags_accumulate(const KernelSpec &s, const std::vector<std::stri
                                 const std::vector<std::string> &operand_class,
                                 const std::string &result_class, const std::string &acc) {
   std::string brought = "0u";
-  for (uint32_t k = 0; k < flag_inputs(s); ++k) brought += " | " + operand_class[k];
+  for (uint32_t k = 0; k < nan_inputs(s); ++k)
+    brought += " | " + (k < finite_inputs(s) ? operand_class[k]
+                                             : "(" + operand_class[k] + " == 3u ? 3u : 0u)");
   std::string code = "    uint t = " + result_class + " & ~(" + brought + ");\n";
   const std::string pole = zero_division_test(s, a);
   // npy_divmod's quotient that overflows also raises invalid: its rounding

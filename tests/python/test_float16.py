@@ -207,8 +207,16 @@ def _record(fn):
     return result, Counter((w.category.__name__, str(w.message)) for w in caught)
 
 
-def _h(*values):
-    return np.resize(np.array(values, np.float16), 4096)
+def _h(*values, dtype=np.float16):
+    return np.resize(np.array(values, dtype), 4096)
+
+
+def _in_place_then(values, step, then):
+    # `a += step` stores into a, then `then(a)` reads it in the same kernel:
+    # its flags come from the classes of the values (the tainted path).
+    a = _h(*values)
+    a += np.float16(step)
+    return then(a)
 
 
 FP_CASES = {
@@ -224,6 +232,18 @@ FP_CASES = {
     "invalid_inf_minus_inf": lambda: _h(np.inf) - _h(np.inf, 1.0),
     "nan_input_is_quiet": lambda: _h(np.nan, 1.0) * _h(2.0),
     "nextafter_overflow": lambda: np.nextafter(_h(65504.0, 1.0), _h(np.inf)),
+    "nextafter_toward_nan_is_quiet": lambda: np.nextafter(_h(1.0, 65504.0), _h(np.nan)),
+    "nextafter_float32_overflow": lambda: np.nextafter(
+        _h(np.finfo(np.float32).max, 1.0, dtype=np.float32), _h(np.inf, dtype=np.float32)),
+    "nextafter_float64_overflow": lambda: np.nextafter(
+        _h(np.finfo(np.float64).max, 1.0, dtype=np.float64), _h(np.inf, dtype=np.float64)),
+    "in_place_then_nextafter_overflow": lambda: _in_place_then(
+        (65472.0, 1.0), 32.0, lambda a: np.nextafter(a, _h(np.inf))),
+    "in_place_then_nextafter_toward_nan_is_quiet": lambda: _in_place_then(
+        (65472.0, 1.0), 32.0, lambda a: np.nextafter(a, _h(np.nan))),
+    "in_place_then_spacing_of_nan": lambda: _in_place_then(
+        (np.nan, 1.0), 1.0, np.spacing),
+    "in_place_overflow": lambda: _in_place_then((65504.0, 1.0), 16.0, lambda a: a * 1),
     "spacing_of_inf_and_nan_is_invalid": lambda: np.spacing(_h(np.inf, np.nan, 1.0)),
     "spacing_overflow": lambda: np.spacing(_h(65504.0, 2.0)),
     "chain_overflow_then_invalid": lambda: (_h(40000.0) * _h(2.0)) - _h(np.inf),
