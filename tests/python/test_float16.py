@@ -10,6 +10,7 @@ differ by a float32 ULP or two, which changes the float16 result only where
 they straddle a float16 rounding boundary, so by at most 1 float16 ULP.
 """
 
+import json
 import warnings
 from collections import Counter
 
@@ -18,8 +19,8 @@ import pytest
 
 import npvk
 from npvk import _native
-from npvk_testlib import (ACCELERATED_LOOPS, StatsDelta, assert_same, npvk_enabled,
-                          split_types, ulp_tolerance)
+from npvk_testlib import (ACCELERATED_LOOPS, StatsDelta, assert_same, npvk_enabled, run_python,
+                          split_types, subprocess_env, ulp_tolerance)
 
 ALL_HALVES = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
 
@@ -399,3 +400,45 @@ def test_matmul_of_float16_stays_with_numpy():
         npvk.sync()
         assert delta.device_ops == 0
     _same_bits(actual, expected, "matmul")
+
+
+REPLAY_SCRIPT = """
+import json, warnings
+import numpy as np
+import npvk
+
+def program():
+    # No ufunc before the float16 work: npvk.sync() is the first flush.
+    a = np.array([i % 3001 / 1.1 for i in range(50_000)], dtype=np.float16)
+    b = a.astype(np.float32) - np.float32(1)           # a cast on the device
+    c = np.sqrt(a) * a - np.float16(0.5)               # overflows past 65504
+    d = np.nextafter(np.minimum(c, a), np.float16(np.inf))
+    e, f = np.divmod(d, np.float16(7))
+    g = np.ldexp(a, 3)
+    h = np.isinf(c)
+    return [b, c, d, e, f, g, h]
+
+def run():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = program()
+        npvk.sync()
+        digest = [r.tobytes().hex() for r in out]
+    return digest, sorted(str(w.message) for w in caught if not str(w.message).startswith("npvk"))
+
+ref = run()
+npvk.enable(min_bytes=0)
+got = run()
+s = npvk.stats()
+print(json.dumps({"same": got[0] == ref[0], "fp": got[1], "ref_fp": ref[1],
+                  "replayed": s.get("ops_replayed_on_host"), "lost": s.get("ops_lost")}))
+"""
+
+
+@pytest.mark.parametrize("fault", ["submit:1", "device_lost:1"])
+def test_failed_flush_replays_float16_with_numpys_loops(fault):
+    proc = run_python(["-c", REPLAY_SCRIPT], env=subprocess_env(NPVK_FAULT=fault), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r["same"] and r["fp"] == r["ref_fp"], r
+    assert r["replayed"] >= 5 and r["lost"] == 0, r
