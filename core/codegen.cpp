@@ -867,11 +867,19 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
       for (uint32_t k = op.nin; k < op.count(); ++k) {
         const uint32_t slot = st.slot[k];
         const DtypeInfo &d = dtype_info(s.slots[slot].dtype);
+        const bool store = !rare && s.slots[slot].stored && last_write[slot] == j;
+        if (d.dtype == NPVK_FLOAT16) {
+          // Already a float16 value (rounded above): converted only to be stored.
+          if (store)
+            out << "    " << element_ref(d, base[slot], offset[slot]) << " = "
+                << storage_value(d, results[k - op.nin]) << ";\n";
+          out << "    " << value[slot] << " = " << results[k - op.nin] << ";\n";
+          continue;
+        }
         std::string t = "t" + std::to_string(k);
         out << "    " << d.glsl_storage << " " << t << " = "
             << storage_value(d, results[k - op.nin]) << ";\n";
-        if (!rare && s.slots[slot].stored && last_write[slot] == j)
-          out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
+        if (store) out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
         out << "    " << value[slot] << " = " << loaded_value(d, t) << ";\n";
       }
       out << "    }\n";
