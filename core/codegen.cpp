@@ -117,6 +117,17 @@ std::string truth(const DtypeInfo &d, const std::string &x) {
 }
 
 std::string cast_expr(const DtypeInfo &from, const DtypeInfo &to, const std::string &x) {
+  // float16 values are exact in float32, from which NumPy converts them on.
+  // To float16, NumPy rounds float64 once (npy_double_to_half) and everything
+  // else through float32 (npy_float_to_half((float)x)).
+  if (from.dtype == NPVK_FLOAT16 && to.dtype == NPVK_FLOAT64)
+    return "npvk_half_to_double(" + x + ")";
+  if (from.dtype == NPVK_FLOAT16 && to.dtype != NPVK_FLOAT16)
+    return cast_expr(dtype_info(NPVK_FLOAT32), to, x);
+  if (to.dtype == NPVK_FLOAT16 && from.dtype != NPVK_FLOAT16) {
+    if (from.dtype == NPVK_FLOAT64) return "npvk_double_to_half(" + x + ")";
+    return "npvk_round_half(" + cast_expr(from, dtype_info(NPVK_FLOAT32), x) + ")";
+  }
   if (to.kind == DtypeKind::Bool) return truth(from, x);
   if (from.kind == DtypeKind::Bool) return std::string(to.glsl_compute) + "(" + x + " ? 1 : 0)";
   if (from.kind == DtypeKind::Float && to.kind != DtypeKind::Float) {
@@ -143,7 +154,9 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
   const DtypeInfo &t = loop_type(s);
   const bool b = t.kind == DtypeKind::Bool, f = t.kind == DtypeKind::Float;
   const bool u = t.kind == DtypeKind::Unsigned;
-  const bool f32 = t.dtype == NPVK_FLOAT32;
+  // float16 loops compute as float32's (the caller rounds the result).
+  const bool h = t.dtype == NPVK_FLOAT16;
+  const bool f32 = t.dtype == NPVK_FLOAT32 || h;
   auto call = [&](const char *fn, size_t n) {
     std::string r = std::string(fn) + "(";
     for (size_t i = 0; i < n; ++i) r += (i ? ", " : "") + a[i];
@@ -219,9 +232,9 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
              (f32 ? " * uintBitsToFloat(0x42652ee0u))"
                   : " * uint64BitsToDouble(0x404ca5dc1a63c1f8ul))");
     case NPVK_OP_NEXTAFTER:
-      return call("npvk_nextafter", 2);
+      return call(h ? "npvk_nextafter_half" : "npvk_nextafter", 2);
     case NPVK_OP_SPACING:
-      return call("npvk_spacing", 1);
+      return call(h ? "npvk_spacing_half" : "npvk_spacing", 1);
     case NPVK_OP_LDEXP: {
       // C's int exponent: NumPy clamps an int64 one to INT_MIN..INT_MAX; anything past
       // +-4000 already gives 0 or inf.
@@ -236,11 +249,13 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     case NPVK_OP_MAXIMUM:
     case NPVK_OP_FMAX:
       if (b) return bin("||");
+      if (h) return call(s.op == NPVK_OP_MAXIMUM ? "npvk_maximum_half" : "npvk_fmax_half", 2);
       if (f) return call(s.op == NPVK_OP_MAXIMUM ? "npvk_maximum" : "npvk_fmax", 2);
       return "(" + a[0] + " >= " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
     case NPVK_OP_MINIMUM:
     case NPVK_OP_FMIN:
       if (b) return bin("&&");
+      if (h) return call(s.op == NPVK_OP_MINIMUM ? "npvk_minimum_half" : "npvk_fmin_half", 2);
       if (f) return call(s.op == NPVK_OP_MINIMUM ? "npvk_minimum" : "npvk_fmin", 2);
       return "(" + a[0] + " <= " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
     case NPVK_OP_CLIP: {
@@ -323,6 +338,8 @@ std::string scalar_load(const DtypeInfo &d, const std::string &bits) {
   switch (d.dtype) {
     case NPVK_BOOL:
       return "(" + bits + " != 0ul)";
+    case NPVK_FLOAT16:
+      return "npvk_half_to_float(uint(" + bits + "))";
     case NPVK_FLOAT32:
       return "uintBitsToFloat(uint(" + bits + "))";
     case NPVK_FLOAT64:
@@ -416,6 +433,18 @@ std::string zero_division_test(const KernelSpec &s, const std::vector<std::strin
 // division by zero; signed floor_divide of MIN by -1 is an overflow (NumPy's
 // loop warns; remainder and fmod of it are 0 and quiet). Underflow is not
 // reported (NumPy ignores it by default).
+//
+// An infinity counts as brought only from the first finite_inputs(s)
+// operands, a NaN from the first nan_inputs(s): nextafter overflows when a
+// finite x steps to inf (toward y = inf), and NumPy's half spacing raises
+// invalid for a NaN too (npy_half_spacing).
+uint32_t nan_inputs(const KernelSpec &s) {
+  return s.op == NPVK_OP_SPACING && s.operands[0].dtype == NPVK_FLOAT16 ? 0 : s.nin;
+}
+uint32_t finite_inputs(const KernelSpec &s) {
+  return s.op == NPVK_OP_NEXTAFTER ? 1 : nan_inputs(s);
+}
+
 std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a,
                           const std::string &flags) {
   const DtypeInfo &in = loop_type(s);
@@ -424,10 +453,8 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
   if (s.op == NPVK_OP_CAST || s.op == NPVK_OP_WHERE) return code;
   if (res.kind == DtypeKind::Float || std::string(res.glsl_compute) == "double") {
     std::string any_nan = "false", all_finite = "true";
-    for (uint32_t k = 0; k < s.nin; ++k) {
-      any_nan += " || " + is_nan(in, a[k]);
-      all_finite += " && " + is_finite(in, a[k]);
-    }
+    for (uint32_t k = 0; k < nan_inputs(s); ++k) any_nan += " || " + is_nan(in, a[k]);
+    for (uint32_t k = 0; k < finite_inputs(s); ++k) all_finite += " && " + is_finite(in, a[k]);
     const std::string zero_division = zero_division_test(s, a);
     // Only a NaN or infinite result can raise anything: one test of the
     // result's exponent per element, the rest in the rare branch.
@@ -473,7 +500,9 @@ std::string fp_flags_accumulate(const KernelSpec &s, const std::vector<std::stri
                                 const std::vector<std::string> &operand_class,
                                 const std::string &result_class, const std::string &acc) {
   std::string brought = "0u";
-  for (uint32_t k = 0; k < s.nin; ++k) brought += " | " + operand_class[k];
+  for (uint32_t k = 0; k < nan_inputs(s); ++k)
+    brought += " | " + (k < finite_inputs(s) ? operand_class[k]
+                                             : "(" + operand_class[k] + " == 3u ? 3u : 0u)");
   std::string code = "    uint t = " + result_class + " & ~(" + brought + ");\n";
   const std::string pole = zero_division_test(s, a);
   // npy_divmod's quotient that overflows also raises invalid: its rounding
@@ -494,6 +523,42 @@ std::string fp_flags_publish(const std::string &acc, const std::string &flags) {
 }  // namespace glsl
 
 using namespace glsl;
+
+namespace glsl {
+
+// Ops whose float16 result is a float16 value without rounding: bit
+// operations, selections, and exact ones (floor of a half, its fraction).
+bool exact_in_half(npvk_op op) {
+  switch (op) {
+    case NPVK_OP_POSITIVE:
+    case NPVK_OP_NEGATIVE:
+    case NPVK_OP_ABSOLUTE:
+    case NPVK_OP_FABS:
+    case NPVK_OP_CONJUGATE:
+    case NPVK_OP_SIGN:
+    case NPVK_OP_HEAVISIDE:
+    case NPVK_OP_COPYSIGN:
+    case NPVK_OP_MAXIMUM:
+    case NPVK_OP_MINIMUM:
+    case NPVK_OP_FMAX:
+    case NPVK_OP_FMIN:
+    case NPVK_OP_NEXTAFTER:
+    case NPVK_OP_SPACING:
+    case NPVK_OP_FLOOR:
+    case NPVK_OP_CEIL:
+    case NPVK_OP_TRUNC:
+    case NPVK_OP_RINT:
+    case NPVK_OP_MODF:
+    case NPVK_OP_FREXP:
+    case NPVK_OP_WHERE:
+    case NPVK_OP_CAST:  // cast_expr rounds
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace glsl
 
 bool needs_float64(const KernelSpec &s) {
   for (uint32_t k = 0; k < s.count(); ++k)
@@ -544,6 +609,16 @@ namespace glsl {
 void Templates::add(const KernelSpec &op) {
   const DtypeInfo &loop = loop_type(op);
   math_f64 = math_f64 || uses_math_f64(op);
+  for (uint32_t k = 0; k < op.count(); ++k)
+    if (op.operands[k].dtype == NPVK_FLOAT16) {
+      half = true;
+      float_type[0] = true;  // the half helpers use the float32 ones
+    }
+  if (op.op == NPVK_OP_CAST) {
+    const npvk_dtype from = op.operands[0].dtype, to = op.operands[1].dtype;
+    half_f64 = half_f64 || (from == NPVK_FLOAT64 && to == NPVK_FLOAT16) ||
+               (from == NPVK_FLOAT16 && to == NPVK_FLOAT64);
+  }
   if (loop.kind == DtypeKind::Float) {
     const int f64 = loop.dtype == NPVK_FLOAT64;
     float_type[f64] = true;
@@ -562,6 +637,8 @@ void Templates::emit(std::ostringstream &out) const {
     out << "#define NPVK_F64_TABLES pc.tables\n" << shader_text("math_f64.glsl") << "\n";
   for (int f64 = 0; f64 < 2; ++f64)
     if (float_type[f64]) emit_float_template(out, f64 != 0, divmod[f64]);
+  if (half)
+    out << (half_f64 ? "#define NPVK_HALF_F64\n" : "") << shader_text("ops_half.glsl") << "\n";
   for (const auto &t : ints)
     emit_int_template(out, std::get<0>(t).c_str(), std::get<1>(t), std::get<2>(t));
 }
@@ -588,6 +665,7 @@ void emit_prologue(std::ostringstream &out, const std::string &key,
 }
 
 std::string storage_value(const DtypeInfo &d, const std::string &r) {
+  if (d.dtype == NPVK_FLOAT16) return "uint16_t(npvk_float_to_half_bits(" + r + "))";
   return d.kind == DtypeKind::Bool ? "uint8_t(" + r + " ? 1 : 0)"
                                    : std::string(d.glsl_storage) + "(" + r + ")";
 }
@@ -595,6 +673,7 @@ std::string storage_value(const DtypeInfo &d, const std::string &r) {
 // A stored element as a loop reads it, in its compute type.
 std::string loaded_value(const DtypeInfo &d, const std::string &stored) {
   if (d.kind == DtypeKind::Bool) return "(" + stored + " != uint8_t(0))";
+  if (d.dtype == NPVK_FLOAT16) return "npvk_half_to_float(uint(" + stored + "))";
   return std::string(d.glsl_compute) + "(" + stored + ")";
 }
 
@@ -766,6 +845,13 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
       }
       const DtypeInfo &res = result_type(op);
       out << "    " << precise_decl(res) << " r = " << op_expr(op, args) << ";\n";
+      // A float16 result is the float32 one rounded, after every op (NumPy's
+      // half loops); ops whose results are float16 values already skip it.
+      for (uint32_t k = op.nin; k < op.count(); ++k)
+        if (op.operands[k].dtype == NPVK_FLOAT16 && !(k == op.nin && exact_in_half(op.op)) &&
+            !(k > op.nin && op.op == NPVK_OP_MODF))
+          out << "    " << results[k - op.nin] << " = npvk_round_half(" << results[k - op.nin]
+              << ");\n";
       args.resize(op.nin);
       if (float_flags(op) && (rare || tainted_step[j])) {
         std::vector<std::string> operand_class;
@@ -789,11 +875,19 @@ std::string generate_glsl(const FusedKernelSpec &s, const DeviceTraits &traits) 
       for (uint32_t k = op.nin; k < op.count(); ++k) {
         const uint32_t slot = st.slot[k];
         const DtypeInfo &d = dtype_info(s.slots[slot].dtype);
+        const bool store = !rare && s.slots[slot].stored && last_write[slot] == j;
+        if (d.dtype == NPVK_FLOAT16) {
+          // Already a float16 value (rounded above): converted only to be stored.
+          if (store)
+            out << "    " << element_ref(d, base[slot], offset[slot]) << " = "
+                << storage_value(d, results[k - op.nin]) << ";\n";
+          out << "    " << value[slot] << " = " << results[k - op.nin] << ";\n";
+          continue;
+        }
         std::string t = "t" + std::to_string(k);
         out << "    " << d.glsl_storage << " " << t << " = "
             << storage_value(d, results[k - op.nin]) << ";\n";
-        if (!rare && s.slots[slot].stored && last_write[slot] == j)
-          out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
+        if (store) out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
         out << "    " << value[slot] << " = " << loaded_value(d, t) << ";\n";
       }
       out << "    }\n";

@@ -421,9 +421,6 @@ void Context::record(npvk_op op, const std::vector<const View *> &operands, uint
   const char *reason = nullptr;
   require(info.implemented, NPVK_ERR_UNSUPPORTED,
           std::string("npvk does not implement ") + info.name + " yet");
-  for (uint32_t k = 0; k < n; ++k)
-    require(dtypes[k] != NPVK_FLOAT16, NPVK_ERR_UNSUPPORTED,
-            std::string(info.name) + ": float16 is not supported yet");
   if (!op_has_loop(info, dtypes, n, &reason))
     fail(NPVK_ERR_BAD_DTYPE, std::string(info.name) + ": " + reason);
   std::string why;

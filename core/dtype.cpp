@@ -18,14 +18,16 @@ const DtypeInfo kDtypes[NPVK_DTYPE_COUNT] = {
     {NPVK_UINT16, "uint16", 2, DtypeKind::Unsigned, "uint16_t", "uint", "u2"},
     {NPVK_UINT32, "uint32", 4, DtypeKind::Unsigned, "uint", "uint", "u4"},
     {NPVK_UINT64, "uint64", 8, DtypeKind::Unsigned, "uint64_t", "uint64_t", "u8"},
-    {NPVK_FLOAT16, "float16", 2, DtypeKind::Float, "float16_t", "float", "f2"},
+    {NPVK_FLOAT16, "float16", 2, DtypeKind::Float, "uint16_t", "float", "f2"},
     {NPVK_FLOAT32, "float32", 4, DtypeKind::Float, "float", "float", "f4"},
     {NPVK_FLOAT64, "float64", 8, DtypeKind::Float, "double", "double", "f8"},
 };
 
 }  // namespace
 
-bool dtype_valid(int dtype) { return dtype >= 0 && dtype < NPVK_DTYPE_COUNT; }
+bool dtype_valid(int dtype) {
+  return dtype >= 0 && dtype < NPVK_DTYPE_COUNT;
+}
 
 const DtypeInfo &dtype_info(npvk_dtype dtype) {
   if (!dtype_valid(static_cast<int>(dtype)))

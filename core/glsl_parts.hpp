@@ -41,6 +41,8 @@ struct Templates {
   bool math_f64 = false;
   bool float_type[2] = {false, false};  // float32, float64
   bool divmod[2] = {false, false};
+  bool half = false;                                  // float16 conversions (shaders/ops_half.glsl)
+  bool half_f64 = false;                              // and casts between float16 and float64
   std::set<std::tuple<std::string, bool, int>> ints;  // type, signed, bits
 
   void add(const KernelSpec &op);

@@ -9,7 +9,8 @@ without touching the data), so the destination's pages stay on the device and
 the copy fuses with the computation of ``value``. Overlapping source and
 destination (``a[1:] = a[:-1]``) go through a temporary, as NumPy's copy
 semantics require. Casts that NumPy checks for floating-point errors (float to
-integer, float64 to float32) and values NumPy converts with its own checks
+integer, float64 to float32, float to float16, integers that can pass float16's
+range to float16) and values NumPy converts with its own checks
 (out-of-range Python integers, lists) are left to NumPy, counted under
 ``npvk.stats()["ops_fallback"]["setitem"]``.
 """
@@ -165,6 +166,10 @@ def _checked_cast(src, dst):
     if src == dst:
         return
     if src.kind == "f" and (dst.kind in "iu" or dst.itemsize < src.itemsize):
+        raise _Decline("cast")
+    # Integers past 65519 overflow float16 to inf, which NumPy's cast reports.
+    if dst.kind == "f" and dst.itemsize == 2 and src.kind in "iu" and \
+            _np.iinfo(src).max >= 65520:
         raise _Decline("cast")
 
 

@@ -18,11 +18,12 @@
 // N-body's `x[None, :] - x[:, None]` needs.
 //
 // Only calls whose result NumPy would type and lay out in exactly the same
-// way are taken: float32 or float64 arrays of one dtype (native order, no
-// negative strides), Python or NumPy float scalars that fit that dtype, no
-// keyword but out= (None, an array, or a tuple of them), and a loop of exactly that dtype found
-// first by NumPy's own search order; one or two outputs (divmod, modf, frexp). Everything else goes
-// to NumPy unchanged.
+// way are taken: float16, float32 or float64 arrays of one dtype (native
+// order, no negative strides), Python or NumPy float scalars that fit that
+// dtype (for float16: as NumPy 1.24's value-based casting keeps it), no
+// keyword but out= (None, an array, or a tuple of them), and a loop of
+// exactly that dtype found first by NumPy's own search order; one or two
+// outputs (divmod, modf, frexp). Everything else goes to NumPy unchanged.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -86,11 +87,37 @@ npvk_dtype npvk_dtype_of(int type) {
       return NPVK_BOOL;
     case NPY_INT:
       return NPVK_INT32;
+    case NPY_HALF:
+      return NPVK_FLOAT16;
     case NPY_FLOAT:
       return NPVK_FLOAT32;
     default:
       return NPVK_FLOAT64;
   }
+}
+
+// Whether NumPy 1.24's value-based casting keeps a scalar with a float16
+// array at float16: floats of magnitude below 65000 (and inf, NaN), and
+// integers that fit int8 or uint8.
+bool half_keeps(PyObject *v, double x) {
+  if (PyLong_CheckExact(v)) return x >= -128.0 && x <= 255.0;
+  return !std::isfinite(x) || std::fabs(x) < 65000.0;
+}
+
+// NumPy's own conversion of a float64 to float16 bits (npy_double_to_half).
+bool half_bits(double x, uint64_t *bits) {
+  static PyArray_VectorUnaryFunc *cast = [] {
+    PyArray_Descr *d = PyArray_DescrFromType(NPY_DOUBLE);
+    PyArray_VectorUnaryFunc *f = d ? PyArray_GetCastFunc(d, NPY_HALF) : nullptr;
+    Py_XDECREF(d);
+    if (!f) PyErr_Clear();
+    return f;
+  }();
+  if (!cast) return false;
+  uint16_t h = 0;
+  cast(&x, &h, 1, nullptr, nullptr);
+  *bits = h;
+  return true;
 }
 
 }  // namespace
@@ -149,7 +176,7 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     PyArrayObject *a = reinterpret_cast<PyArrayObject *>(args[k]);
     const int t = PyArray_TYPE(a);
     uint64_t size = 0;
-    if ((t != NPY_FLOAT && t != NPY_DOUBLE) || (type >= 0 && t != type) ||
+    if ((t != NPY_HALF && t != NPY_FLOAT && t != NPY_DOUBLE) || (type >= 0 && t != type) ||
         !PyArray_ISNBO(PyArray_DESCR(a)->byteorder) || !PyArray_ISALIGNED(a) || !c_ordered(a))
       return nullptr;
     if (!managed(a, &size)) {
@@ -194,6 +221,7 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
         (std::isfinite(x) && std::fabs(x) > most))
       return nullptr;
     if (PyArray_IsScalar(v, LongDouble)) return nullptr;
+    if (type == NPY_HALF && !half_keeps(v, x)) return nullptr;
     scalar[k] = x;
   }
   int out_types[kMaxOutputs] = {};
@@ -217,7 +245,10 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     }
   }
   // Worth the device: a large managed operand or result, or a host wait saved.
-  npy_intp result_bytes = out_types[0] == NPY_BOOL ? 1 : out_types[0] == NPY_FLOAT ? 4 : 8;
+  npy_intp result_bytes = out_types[0] == NPY_BOOL    ? 1
+                          : out_types[0] == NPY_HALF  ? 2
+                          : out_types[0] == NPY_FLOAT ? 4
+                                                      : 8;
   for (int d = 0; d < ndim; ++d) result_bytes *= shape[d];
   const bool large = std::max<uint64_t>(largest, uint64_t(result_bytes)) >= settings().min_bytes;
   if (!pending && !(needs_whole && large)) return nullptr;
@@ -235,7 +266,8 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   bool ok = true;
   for (int k = 0; k < nout; ++k) {
     const int t = out_types[k];
-    ok = ok && (t == NPY_BOOL || t == NPY_FLOAT || t == NPY_DOUBLE || t == NPY_INT);
+    ok =
+        ok && (t == NPY_BOOL || t == NPY_HALF || t == NPY_FLOAT || t == NPY_DOUBLE || t == NPY_INT);
   }
   if (!ok) return nullptr;
   report_fp_errors_from_loop();
@@ -255,7 +287,7 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     }
   }
 
-  const npvk_dtype dt = type == NPY_FLOAT ? NPVK_FLOAT32 : NPVK_FLOAT64;
+  const npvk_dtype dt = npvk_dtype_of(type);
   npvk_view views[kMaxInputs + kMaxOutputs] = {};
   PyObject *uploaded[kMaxInputs] = {};
   for (Py_ssize_t k = 0; ok && k < nin; ++k) {
@@ -269,13 +301,15 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       ok = managed_array_view(args[k], dt, &views[k]) == NPVK_SUCCESS;
     } else {
       uint64_t bits = 0;
-      if (dt == NPVK_FLOAT32) {
+      if (dt == NPVK_FLOAT16) {
+        ok = half_bits(scalar[k], &bits);
+      } else if (dt == NPVK_FLOAT32) {
         const float f = float(scalar[k]);
         std::memcpy(&bits, &f, sizeof f);
       } else {
         std::memcpy(&bits, &scalar[k], sizeof(double));
       }
-      ok = npvk_view_create_scalar(context(), dt, &bits, &views[k]) == NPVK_SUCCESS;
+      ok = ok && npvk_view_create_scalar(context(), dt, &bits, &views[k]) == NPVK_SUCCESS;
     }
   }
   for (int k = 0; ok && k < nout; ++k)

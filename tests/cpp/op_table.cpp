@@ -150,6 +150,27 @@ const std::vector<Loop> &DocumentedLoops() {
   return kTable;
 }
 
+const std::vector<Loop> &Float16Loops() {
+  static const std::vector<Loop> kTable = [] {
+    std::vector<Loop> t;
+    for (const Loop &l : DocumentedLoops()) {
+      if (l.op == NPVK_OP_FLOAT_POWER || l.op == NPVK_OP_CAST ||
+          std::find(l.dtypes.begin(), l.dtypes.end(), NPVK_FLOAT32) == l.dtypes.end())
+        continue;
+      Loop h = l;
+      std::replace(h.dtypes.begin(), h.dtypes.end(), NPVK_FLOAT32, NPVK_FLOAT16);
+      t.push_back(h);
+    }
+    for (int d = 0; d < NPVK_DTYPE_COUNT; ++d) {
+      const npvk_dtype other = static_cast<npvk_dtype>(d);
+      t.push_back({NPVK_OP_CAST, 1, {NPVK_FLOAT16, other}});
+      if (other != NPVK_FLOAT16) t.push_back({NPVK_OP_CAST, 1, {other, NPVK_FLOAT16}});
+    }
+    return t;
+  }();
+  return kTable;
+}
+
 std::vector<Loop> DocumentedLoops(npvk_op op) {
   std::vector<Loop> out;
   for (const Loop &l : DocumentedLoops()) {

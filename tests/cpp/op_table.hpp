@@ -28,6 +28,10 @@ const OpSignature &Signature(npvk_op op);
 
 // Every loop docs/ops.md lists, and those of one op.
 const std::vector<Loop> &DocumentedLoops();
+// The float16 loops docs/ops.md adds to those: every float32 loop with float16 in place of
+// float32, except float_power, and casts between float16 and every dtype. They are tested
+// against NumPy itself (tests/python/test_float16.py), not by C++ cases.
+const std::vector<Loop> &Float16Loops();
 std::vector<Loop> DocumentedLoops(npvk_op op);
 // Whether docs/ops.md lists the op at all (the library must then report implemented == 1).
 bool IsDocumented(npvk_op op);

@@ -161,11 +161,12 @@ TEST_F(Errors, BadDtypes) {
   const npvk_view where_mixed[] = {b8, f32, f64};
   EXPECT_FAILS(npvk_apply(ctx(), NPVK_OP_WHERE, 3, where_mixed, 1, &f32_out), NPVK_ERR_BAD_DTYPE);
 
-  // float16 is declared but has no loops yet.
+  // float16 has NumPy's float16 loops: no float_power, no mixing with float32.
   const npvk_view f16 = View1D(NPVK_FLOAT16, 4, keep);
-  EXPECT_FAILS(npvk_binary(ctx(), NPVK_OP_ADD, f16, f16, View1D(NPVK_FLOAT16, 4, keep)),
-               NPVK_ERR_UNSUPPORTED);
-  EXPECT_FAILS(npvk_unary(ctx(), NPVK_OP_CAST, f16, f32_out), NPVK_ERR_UNSUPPORTED);
+  EXPECT_FAILS(npvk_binary(ctx(), NPVK_OP_FLOAT_POWER, f16, f16, View1D(NPVK_FLOAT16, 4, keep)),
+               NPVK_ERR_BAD_DTYPE);
+  EXPECT_FAILS(npvk_binary(ctx(), NPVK_OP_ADD, f16, f32, View1D(NPVK_FLOAT16, 4, keep)),
+               NPVK_ERR_BAD_DTYPE);
   ExpectContextUsable();
 }
 

@@ -144,11 +144,9 @@ _FLOAT_ONLY_PREDICATES = ("signbit",)
 
 
 def documented_supported(name, types):
-    """Whether docs/ops.md says npvk runs this loop: float16 is declared but
-    unsupported; signbit takes float32/float64 only."""
-    if "e" in types:
-        return False
-    if name in _FLOAT_ONLY_PREDICATES and types[0] not in "fd":
+    """Whether docs/ops.md says npvk runs this loop: signbit takes floats
+    only (NumPy 1.24 has no float16 float_power loop to offer)."""
+    if name in _FLOAT_ONLY_PREDICATES and types[0] not in "efd":
         return False
     return True
 
@@ -190,6 +188,10 @@ CANCELLING = {"logaddexp", "logaddexp2"}
 
 
 def ulp_tolerance(name, types):
+    if types[-1] == "e":
+        # float16 rounds the float32 result: where npvk's and NumPy's float32
+        # results straddle a float16 rounding boundary, 1 float16 ULP.
+        return 1 if name in TRANSCENDENTAL | MATH_LIBRARY | CANCELLING else 0
     if types[-1] not in "fd":
         return 0
     if name in TRANSCENDENTAL:

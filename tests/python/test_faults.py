@@ -40,7 +40,9 @@ SCRIPT = textwrap.dedent("""
         x = a.copy()
         x += b                        # in place
         x *= 2.0
-        return [c, d, e, f, g, h, x, (c > 1.0) & (d < 0.5), np.array(peek)]
+        q = (a * 70000.0).astype(np.float16)      # NumPy's cast (overflow to inf)
+        r = np.sqrt(q) * q - np.float16(0.5)      # float16, overflowing again
+        return [c, d, e, f, g, h, x, (c > 1.0) & (d < 0.5), r, np.array(peek)]
 
     def run():
         with warnings.catch_warnings(record=True) as caught:

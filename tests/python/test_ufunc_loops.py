@@ -246,7 +246,7 @@ def test_loop(name, types):
 @pytest.mark.parametrize("name,types", [pytest.param(n, t, id=f"{n}-{t}")
                                         for n, t in UNACCELERATED_LOOPS])
 def test_unaccelerated_loop_is_numpy(name, types):
-    """Loops npvk does not replace (float16; the float predicates on integer
+    """Loops npvk does not replace (the float predicates on integer
     and bool inputs) give NumPy's result and never count as device work."""
     uf = npvk._ufunc_named(name)
     xs = operand_values(name, types, N)
@@ -278,7 +278,7 @@ INPLACE_OPERATORS = [
 
 def _inplace_cases():
     for op, name in INPLACE_OPERATORS:
-        for dtype in ["int8", "uint16", "int32", "int64", "float32", "float64"]:
+        for dtype in ["int8", "uint16", "int32", "int64", "float16", "float32", "float64"]:
             char = np.dtype(dtype).char
             if (name, f"{char}{char}->{char}") in ACCELERATED_LOOPS:
                 yield pytest.param(op, name, dtype, id=f"{op}-{dtype}")

@@ -80,7 +80,7 @@ typedef enum npvk_dtype NPVK_ENUM_INT {
   NPVK_UINT16 = 6,
   NPVK_UINT32 = 7,
   NPVK_UINT64 = 8,
-  NPVK_FLOAT16 = 9, /* declared; operations on it return NPVK_ERR_UNSUPPORTED for now */
+  NPVK_FLOAT16 = 9, /* elementwise ops and casts; reductions, scans and matmul are unsupported */
   NPVK_FLOAT32 = 10,
   NPVK_FLOAT64 = 11,
   NPVK_DTYPE_COUNT = 12
