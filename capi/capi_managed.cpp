@@ -113,7 +113,14 @@ NPVK_API npvk_status npvk_managed_host_access(const void *ptr, uint64_t size, in
 NPVK_API npvk_status npvk_managed_sync(void) {
   return guarded([&] {
     if (ManagedMemory *mm = ManagedMemory::instance())
-      mm->sync_all(&npvk_managed_stats::host_syncs_explicit);
+      mm->sync_all(&npvk_managed_stats::host_syncs_explicit, true);
+  });
+}
+
+NPVK_API npvk_status npvk_managed_flush(void) {
+  return guarded([&] {
+    if (ManagedMemory *mm = ManagedMemory::instance())
+      mm->sync_all(&npvk_managed_stats::host_syncs_explicit, false);
   });
 }
 

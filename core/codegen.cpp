@@ -261,7 +261,10 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     case NPVK_OP_CLIP: {
       // NumPy's clip loop: minimum(maximum(x, lo), hi), where a NaN first
       // operand wins each step (a NaN bound gives NaN for every element).
+      // float16's loop keeps the first of equal operands (npy_half_ge/le).
       if (b) return "((" + a[0] + " || " + a[1] + ") && " + a[2] + ")";
+      if (h)
+        return "npvk_minimum_half(npvk_maximum_half(" + a[0] + ", " + a[1] + "), " + a[2] + ")";
       if (f) return "npvk_minimum(npvk_maximum(" + a[0] + ", " + a[1] + "), " + a[2] + ")";
       const std::string low = "(" + a[0] + " >= " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
       return "(" + low + " <= " + a[2] + " ? " + low + " : " + a[2] + ")";
@@ -542,6 +545,7 @@ bool exact_in_half(npvk_op op) {
     case NPVK_OP_MINIMUM:
     case NPVK_OP_FMAX:
     case NPVK_OP_FMIN:
+    case NPVK_OP_CLIP:
     case NPVK_OP_NEXTAFTER:
     case NPVK_OP_SPACING:
     case NPVK_OP_FLOOR:

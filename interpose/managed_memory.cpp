@@ -194,7 +194,7 @@ ManagedMemory::ManagedMemory(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)
 void ManagedMemory::set_active(bool active) {
   {
     ContextLock lock(ctx_->mutex());
-    if (!active && active_ && !forked_) sync_all(&npvk_managed_stats::host_syncs_explicit);
+    if (!active && active_ && !forked_) sync_all(&npvk_managed_stats::host_syncs_explicit, true);
     active_ = active;
   }
   // Every page is read-write now, and only device work protects pages again.
@@ -624,13 +624,15 @@ bool ManagedMemory::handle_fault(void *addr, bool write) {
   return true;
 }
 
-void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason) {
+void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason, bool open_pages) {
   ContextLock lock(ctx_->mutex());
-  bool any = ctx_->has_pending();
-  for (auto &entry : allocations_)
-    any = any || entry.second->state != State::Host ||
-          entry.second->prot.load(std::memory_order_relaxed) != (PROT_READ | PROT_WRITE);
-  if (!any) return;
+  bool work = ctx_->has_pending(), closed = false;
+  for (auto &entry : allocations_) {
+    work = work || entry.second->state != State::Host;
+    closed =
+        closed || entry.second->prot.load(std::memory_order_relaxed) != (PROT_READ | PROT_WRITE);
+  }
+  if (!work && !(open_pages && closed)) return;
   const bool fork = reason == &npvk_managed_stats::host_syncs_fork;
   const bool exit = reason == &npvk_managed_stats::host_syncs_exit;
   {
@@ -641,10 +643,13 @@ void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason) {
     for (auto &entry : allocations_) {
       Allocation &a = *entry.second;
       if (a.state == State::Device || a.state == State::Shared) make_host_accessible(a, true);
-      protect(a, State::Host);
+      // Current pages left closed after device work stay so, unless asked:
+      // the first host access opens them (a sync is not a page walk each).
+      if (open_pages || a.state != State::Host) protect(a, State::Host);
     }
   }
-  note_sync(reason, fork ? NPVK_SYNC_FORK : exit ? NPVK_SYNC_EXIT : NPVK_SYNC_EXPLICIT);
+  // Opening current pages is no sync.
+  if (work) note_sync(reason, fork ? NPVK_SYNC_FORK : exit ? NPVK_SYNC_EXIT : NPVK_SYNC_EXPLICIT);
 }
 
 void ManagedMemory::at_exit() {
@@ -653,7 +658,7 @@ void ManagedMemory::at_exit() {
   ManagedMemory *mm = g_instance;
   if (!mm || mm->forked_) return;
   try {
-    mm->sync_all(&npvk_managed_stats::host_syncs_exit);
+    mm->sync_all(&npvk_managed_stats::host_syncs_exit, true);
     ContextLock lock(mm->ctx_->mutex());
     mm->ctx_->save_caches();
     mm->ctx_->profiler().finish_environment_trace();
@@ -669,7 +674,7 @@ void ManagedMemory::before_fork() {
   g_fork_locked = true;
   try {
     // The child cannot use the device: it must inherit current host pages.
-    mm->sync_all(&npvk_managed_stats::host_syncs_fork);
+    mm->sync_all(&npvk_managed_stats::host_syncs_fork, true);
   } catch (...) {
   }
   // The parent waits until the child has its own copy of the shared pages

@@ -78,7 +78,9 @@ class ManagedMemory : public MemoryObserver {
   bool any_restricted() const { return restricted_.load(std::memory_order_relaxed) != 0; }
   // Called by the fault handler: returns false when `addr` is not ours.
   bool handle_fault(void *addr, bool write);
-  void sync_all(uint64_t npvk_managed_stats::*reason);
+  // Runs all queued work and makes every allocation current; `open_pages`
+  // also opens pages left closed after device work (disable, fork, exit).
+  void sync_all(uint64_t npvk_managed_stats::*reason, bool open_pages);
 
   npvk_managed_stats stats() const { return stats_; }
   static void set_sync_hook(npvk_sync_hook hook, void *user);

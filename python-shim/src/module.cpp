@@ -110,7 +110,8 @@ PyObject *sync_and_report(bool only_if_queued) {
   const uint64_t queued = g_ops_queued.load();
   if (!only_if_queued || queued != g_ops_synced.load()) {
     npvk_status st;
-    Py_BEGIN_ALLOW_THREADS st = npvk_managed_sync();
+    // npvk.sync() opens every page; a report only needs the work run.
+    Py_BEGIN_ALLOW_THREADS st = only_if_queued ? npvk_managed_flush() : npvk_managed_sync();
     Py_END_ALLOW_THREADS if (st != NPVK_SUCCESS) return raise_npvk(st);
     g_ops_synced = queued;
   }

@@ -398,8 +398,7 @@ def test_pages_stay_closed_after_device_work_until_the_host_touches_them():
     the flush (no mprotect per array per time step) and open at the first
     host access: a read, a write, and system calls that read or fill them
     (the syscall guard must see the closed pages, or write(2) fails with
-    EFAULT). npvk.sync() opens every page; here another array's fault runs
-    the work."""
+    EFAULT). Here another array's fault runs the work."""
     proc = run_python(["-c", CLOSED_PAGES_SCRIPT],
                       env=subprocess_env(NPVK_PAGE_ALIAS="1", NPVK_ZERO_COPY=None))
     assert proc.returncode == 0, proc.stdout + proc.stderr

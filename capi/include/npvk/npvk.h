@@ -597,8 +597,13 @@ NPVK_API npvk_status npvk_managed_view(const void *ptr, npvk_dtype dtype, uint32
 /* Makes [ptr, ptr+size) current and accessible to the host (writable when
  * `write`). A no-op for memory that is not managed. */
 NPVK_API npvk_status npvk_managed_host_access(const void *ptr, uint64_t size, int write);
-/* Runs all pending work; every managed allocation is then host-current. */
+/* Runs all pending work; every managed allocation is then host-current and
+ * open to the host (also to system calls the syscall guard does not see). */
 NPVK_API npvk_status npvk_managed_sync(void);
+/* As npvk_managed_sync, but pages that device work left protected stay so
+ * until the first host access opens them (no page-table walk per array):
+ * for code that needs the work done, not the pages open. */
+NPVK_API npvk_status npvk_managed_flush(void);
 /* Tells npvk that the program is about to start another thread that may use
  * managed memory. With NPVK_PAGE_ALIAS unset, managed memory then gives each
  * allocation a second mapping for the device (made now for the existing
