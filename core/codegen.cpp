@@ -147,6 +147,30 @@ std::string cast_expr(const DtypeInfo &from, const DtypeInfo &to, const std::str
   return std::string(to.glsl_compute) + "(" + x + ")";
 }
 
+// A comparison of int64 with uint64 by value (NumPy 2's qQ->? and Qq->?
+// loops): a negative int64 is below every uint64; otherwise both compare as
+// uint64.
+static std::string mixed_int64_comparison(npvk_op op, bool signed_first, const std::string &x,
+                                          const std::string &y) {
+  const char *o = op == NPVK_OP_EQUAL           ? "=="
+                  : op == NPVK_OP_NOT_EQUAL     ? "!="
+                  : op == NPVK_OP_LESS          ? "<"
+                  : op == NPVK_OP_LESS_EQUAL    ? "<="
+                  : op == NPVK_OP_GREATER       ? ">"
+                                                : ">=";
+  // The result when the signed operand is negative: the first operand is then
+  // below the second (signed first) or above it (unsigned first).
+  const bool below = op == NPVK_OP_LESS || op == NPVK_OP_LESS_EQUAL || op == NPVK_OP_NOT_EQUAL;
+  const bool above =
+      op == NPVK_OP_GREATER || op == NPVK_OP_GREATER_EQUAL || op == NPVK_OP_NOT_EQUAL;
+  const std::string negative = signed_first ? x : y;
+  const std::string when_negative = (signed_first ? below : above) ? "true" : "false";
+  const std::string ux = signed_first ? "uint64_t(" + x + ")" : x;
+  const std::string uy = signed_first ? y : "uint64_t(" + y + ")";
+  return "(" + negative + " < int64_t(0) ? " + when_negative + " : (" + ux + " " + o + " " + uy +
+         "))";
+}
+
 // The math of one op on loaded inputs a[0..nin), in the loop's compute type.
 // Ops with two outputs return the first; a[nin] names the variable that
 // receives the second (an `out` argument of their GLSL function).
@@ -174,6 +198,9 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
   auto cmp = [&](const char *o) {
     return b ? "(int(" + a[0] + ") " + o + " int(" + a[1] + "))" : bin(o);
   };
+  if (s.nin == 2 && is_comparison(s.op) &&
+      is_mixed_int64_pair(s.operands[0].dtype, s.operands[1].dtype))
+    return mixed_int64_comparison(s.op, s.operands[0].dtype == NPVK_INT64, a[0], a[1]);
   switch (s.op) {
     case NPVK_OP_ADD:
       return b ? bin("||") : bin("+");
@@ -301,12 +328,13 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
       return call("npvk_left_shift", 2);
     case NPVK_OP_RIGHT_SHIFT:
       return call("npvk_right_shift", 2);
+    // NumPy 2's bool and integer loops return their input.
     case NPVK_OP_FLOOR:
-      return call("floor", 1);
+      return f ? call("floor", 1) : a[0];
     case NPVK_OP_CEIL:
-      return call("ceil", 1);
+      return f ? call("ceil", 1) : a[0];
     case NPVK_OP_TRUNC:
-      return call("trunc", 1);
+      return f ? call("trunc", 1) : a[0];
     case NPVK_OP_RINT:
       return call("roundEven", 1);
     case NPVK_OP_COPYSIGN:

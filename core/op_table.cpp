@@ -12,7 +12,8 @@ constexpr bool Y = true;   // implemented
 constexpr bool N = false;  // declared only
 using R = LoopRule;
 
-// Indexed by npvk_op; loop signatures after NumPy 1.24's ufunc type lists.
+// Indexed by npvk_op; loop signatures after NumPy's ufunc type lists (those
+// of NumPy 2, which adds bool and integer floor, ceil and trunc to 1.24's).
 const OpInfo kOps[NPVK_OP_COUNT] = {
     {NPVK_OP_ADD, "add", 2, 1, Y, R::Same, kAll},
     {NPVK_OP_SUBTRACT, "subtract", 2, 1, Y, R::Same, kNumeric},
@@ -61,9 +62,9 @@ const OpInfo kOps[NPVK_OP_COUNT] = {
     {NPVK_OP_DEG2RAD, "deg2rad", 1, 1, Y, R::Same, kFloat},
     {NPVK_OP_RAD2DEG, "rad2deg", 1, 1, Y, R::Same, kFloat},
     {NPVK_OP_RINT, "rint", 1, 1, Y, R::Same, kFloat},
-    {NPVK_OP_FLOOR, "floor", 1, 1, Y, R::Same, kFloat},
-    {NPVK_OP_CEIL, "ceil", 1, 1, Y, R::Same, kFloat},
-    {NPVK_OP_TRUNC, "trunc", 1, 1, Y, R::Same, kFloat},
+    {NPVK_OP_FLOOR, "floor", 1, 1, Y, R::Same, kAll},
+    {NPVK_OP_CEIL, "ceil", 1, 1, Y, R::Same, kAll},
+    {NPVK_OP_TRUNC, "trunc", 1, 1, Y, R::Same, kAll},
     {NPVK_OP_COPYSIGN, "copysign", 2, 1, Y, R::Same, kFloat},
     {NPVK_OP_NEXTAFTER, "nextafter", 2, 1, Y, R::Same, kFloat},
     {NPVK_OP_SPACING, "spacing", 1, 1, Y, R::Same, kFloat},
@@ -117,6 +118,24 @@ uint8_t kind_bit(npvk_dtype d) {
 
 }  // namespace
 
+bool is_comparison(npvk_op op) {
+  switch (op) {
+    case NPVK_OP_EQUAL:
+    case NPVK_OP_NOT_EQUAL:
+    case NPVK_OP_LESS:
+    case NPVK_OP_LESS_EQUAL:
+    case NPVK_OP_GREATER:
+    case NPVK_OP_GREATER_EQUAL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_mixed_int64_pair(npvk_dtype a, npvk_dtype b) {
+  return (a == NPVK_INT64 && b == NPVK_UINT64) || (a == NPVK_UINT64 && b == NPVK_INT64);
+}
+
 bool op_valid(int op) {
   return op >= 0 && op < NPVK_OP_COUNT;
 }
@@ -146,6 +165,12 @@ bool op_has_loop(const OpInfo &info, const npvk_dtype *d, uint32_t count, const 
       if (d[1] != d[2] || d[2] != d[3]) return no("x, y and out of where must share a dtype");
       return true;
     case LoopRule::ToBool:
+      // NumPy 2's comparisons of int64 with uint64 (qQ->?, Qq->?) compare
+      // the values, not a common type's.
+      if (is_comparison(info.op) && info.nin == 2 && is_mixed_int64_pair(d[0], d[1])) {
+        if (d[2] != NPVK_BOOL) return no("the output must be bool");
+        return true;
+      }
       for (uint32_t i = 1; i < info.nin; ++i)
         if (d[i] != d[0]) return no("inputs must share a dtype");
       if (!(kind_bit(d[0]) & info.kinds)) return no("no loop for this input dtype");

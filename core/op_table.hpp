@@ -42,6 +42,11 @@ struct OpInfo {
 };
 
 bool op_valid(int op);
+// equal, not_equal, less, less_equal, greater, greater_equal.
+bool is_comparison(npvk_op op);
+// (int64, uint64) or (uint64, int64): the one pair of differing input dtypes
+// a comparison has a loop for.
+bool is_mixed_int64_pair(npvk_dtype a, npvk_dtype b);
 // Throws NPVK_ERR_INVALID_ARGUMENT for a value that is not an opcode.
 const OpInfo &op_info(npvk_op op);
 // Whether the op has a loop for these dtypes (inputs, then outputs), ignoring

@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Installs every Debian package npvk needs to build, test and run (Debian 12).
+# Installs every Debian package npvk needs to build, test and run (Debian 12
+# or 13).
 # Safe to re-run; skips apt-get entirely when everything is present.
 set -euo pipefail
+
+# clang's sanitizer runtimes come in a package named after Debian's default
+# clang: 14 on Debian 12, 19 on Debian 13.
+debian_major=$(cut -d. -f1 /etc/debian_version 2>/dev/null || echo 12)
+case "$debian_major" in
+  12) clang_rt=libclang-rt-14-dev ;;
+  *) clang_rt=libclang-rt-19-dev ;;
+esac
 
 packages=(
   build-essential cmake pkg-config git gfortran
@@ -11,7 +20,9 @@ packages=(
   python3 python3-dev python3-numpy python3-pytest python3-hypothesis python3-numexpr
   # the sanitizer stage (scripts/test-sanitize.sh): clang with its ASan,
   # UBSan and libFuzzer runtimes, and valgrind for the memory-ownership check
-  clang libclang-rt-14-dev valgrind
+  clang "$clang_rt" valgrind
+  # venvs with NumPy versions from PyPI (scripts/test-python.sh), and the wheel
+  python3-venv python3-pip
 )
 
 missing=()

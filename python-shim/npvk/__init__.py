@@ -12,11 +12,11 @@ import threading
 
 import numpy as _np
 
-from . import _assign, _errstate, _native, _observe, _products, _reduce, _where
+from . import _assign, _errstate, _native, _numpy, _observe, _products, _reduce, _where
 from ._observe import explain, profile, trace
 
 __all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "device", "summary",
-           "profile", "trace", "explain"]
+           "profile", "trace", "explain", "get_include"]
 
 # Not yet a measured optimum: on lavapipe every unfused device op is slower than
 # NumPy's loop at every size (README, "Performance today"), and no GPU has been
@@ -81,8 +81,7 @@ def _ufunc_named(name):
     ufunc = getattr(_np, name, None)
     if isinstance(ufunc, _np.ufunc):
         return ufunc
-    umath = getattr(getattr(_np, "core", None), "umath", None)
-    return getattr(umath, name, None)
+    return getattr(_numpy.umath, name, None)
 
 
 def _replace_ufunc_loops(opcode, name, nin, nout, implemented):
@@ -128,6 +127,7 @@ def enable(min_bytes=None, device=None):
         except BaseException:
             _native.disable()
             raise
+        _numpy.install(_native)
         _errstate.install()
         _patch_threads()
         _where.install(_native, lambda: _min_bytes)
@@ -146,6 +146,7 @@ def disable():
         if not _enabled:
             return
         _errstate.uninstall()
+        _numpy.uninstall()
         _reduce.uninstall()
         _assign.uninstall()
         _native.disable()
@@ -265,3 +266,11 @@ def _hook_faulthandler():
     if faulthandler.is_enabled():
         _native.enable(_min_bytes, None)
 
+
+
+def get_include():
+    """The directory of npvk's C header (npvk/npvk.h) in a wheel install, for
+    building C extensions against the C ABI; None elsewhere (a Unix-prefix
+    install puts it in <prefix>/include)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+    return path if os.path.isfile(os.path.join(path, "npvk", "npvk.h")) else None

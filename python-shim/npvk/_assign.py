@@ -17,7 +17,7 @@ range to float16) and values NumPy converts with its own checks
 
 import numpy as _np
 
-from . import _observe
+from . import _numpy, _observe
 
 _native = None
 _codes = None
@@ -42,9 +42,9 @@ def install(native, dtype_code):
     native.patch_assignment(setitem)
     native.patch_method("copy", _method(_copy_method, "copy"))
     native.patch_method("astype", _method(_astype, "astype"))
-    native.patch_method("copyto", _method(_copyto, "copyto"), _np.core._multiarray_umath.copyto)
+    native.patch_method("copyto", _method(_copyto, "copyto"), _numpy.multiarray_umath.copyto)
     native.patch_method("concatenate", _method(_concatenate, "concatenate"),
-                        _np.core._multiarray_umath.concatenate)
+                        _numpy.multiarray_umath.concatenate)
 
 
 def uninstall():

@@ -24,12 +24,8 @@ import numpy as _np
 
 from . import _native
 
-try:
-    from numpy.core import umath as _umath
-    from numpy.core import _ufunc_config
-except ImportError:  # NumPy 2 moved them
-    from numpy._core import umath as _umath
-    from numpy._core import _ufunc_config
+from ._numpy import ufunc_config as _ufunc_config
+from ._numpy import umath as _umath
 
 # NumPy 1.x's error object: [bufsize, mask, callback]; 3 bits of mode a
 # category in the mask (numpy/core/_ufunc_config.py).

@@ -12,13 +12,14 @@ vdot's non-contiguous operands (flattening them would copy on the host).
 
 import numpy as _np
 
+from . import _numpy
 from ._assign import _Decline, _method
 
 _NUMERIC = "biuf"
 
 
 def install(native):
-    mod = _np.core._multiarray_umath
+    mod = _numpy.multiarray_umath
     native.patch_method("dot", _method(_dot, "dot"), mod.dot)
     native.patch_method("dot", _method(_dot_method, "dot"))  # ndarray.dot
     native.patch_method("inner", _method(_inner, "inner"), mod.inner)

@@ -18,7 +18,9 @@ until the host touches it.
 import operator as _operator
 
 import numpy as _np
-from numpy.core.multiarray import normalize_axis_index as _normalize_axis_index
+from ._numpy import multiarray as _multiarray
+
+_normalize_axis_index = _multiarray.normalize_axis_index
 
 from . import _observe
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "element_casts.hpp"
 #include "numpy_api.hpp"
 #include "shim.hpp"
 
@@ -29,7 +30,8 @@ bool get_failures(npvk_failure_stats *f) {
 }
 
 // NumPy's element casts between npvk's dtypes, looked up while the GIL is
-// held: copies, astype and slice assignment are recorded as casts.
+// held: copies, astype and slice assignment are recorded as casts. NumPy 2
+// hands out none; element_cast computes the same.
 PyArray_VectorUnaryFunc *g_casts[NPVK_DTYPE_COUNT][NPVK_DTYPE_COUNT] = {};
 
 int numpy_type(int dtype) {
@@ -43,7 +45,8 @@ void prepare_casts() {
   for (int from = 0; from < NPVK_DTYPE_COUNT; ++from) {
     PyArray_Descr *descr = PyArray_DescrFromType(numpy_type(from));
     for (int to = 0; descr && to < NPVK_DTYPE_COUNT; ++to)
-      g_casts[from][to] = PyArray_GetCastFunc(descr, numpy_type(to));
+      if (!(g_casts[from][to] = numpy_cast_function(descr, numpy_type(to))))
+        g_casts[from][to] = element_cast(npvk_dtype(from), npvk_dtype(to));
     Py_XDECREF(descr);
   }
   PyErr_Clear();

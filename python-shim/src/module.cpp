@@ -1,6 +1,7 @@
 // npvk._native: the CPython extension under the `npvk` package.
 #define NPVK_SHIM_IMPORTS_API  // this file defines NumPy's API tables
 #include <cfenv>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -143,6 +144,23 @@ PyObject *py_set_strict_errors(PyObject *, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
+PyObject *py_set_promotion(PyObject *, PyObject *arg) {
+  const char *state = PyUnicode_AsUTF8(arg);
+  if (!state) return nullptr;
+  using Promotion = Settings::Promotion;
+  if (std::strcmp(state, "legacy") == 0) {
+    settings().promotion = Promotion::Legacy;
+  } else if (std::strcmp(state, "weak") == 0) {
+    settings().promotion = Promotion::Weak;
+  } else if (std::strcmp(state, "weak_and_warn") == 0) {
+    settings().promotion = Promotion::WeakAndWarn;
+  } else {
+    PyErr_Format(PyExc_ValueError, "unknown NumPy promotion state '%s'", state);
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 // Adds `value` under `key` to `dict`, consuming the reference.
 void put(PyObject *dict, const char *key, PyObject *value) {
   if (value) {
@@ -245,6 +263,8 @@ PyMethodDef g_methods[] = {
     {"set_min_bytes", py_set_min_bytes, METH_O, "set NPVK_MIN_BYTES"},
     {"set_strict_errors", py_set_strict_errors, METH_O,
      "the error state or warnings filters need NumPy's own loops"},
+    {"set_promotion", py_set_promotion, METH_O,
+     "NumPy's promotion state: 'legacy', 'weak' or 'weak_and_warn'"},
     {"stats", py_stats, METH_NOARGS, "statistics as a dict"},
     {"reset_stats", py_reset_stats, METH_NOARGS, "zero the statistics"},
     {"op_table", py_op_table, METH_NOARGS, "[(opcode, name, nin, nout, implemented)]"},
@@ -361,15 +381,8 @@ int handle_fp_errors(const npvk_fp_error *errors, uint32_t count) {
     // NumPy names the exceptions of ufunc.reduce after the method.
     if (errors[i].flags & NPVK_FP_IN_REDUCE) name = "reduce";
     if (errors[i].flags & NPVK_FP_IN_ACCUMULATE) name = "accumulate";
-    int bufsize = 0, errmask = 0, first = 1;
-    PyObject *errobj = nullptr;
-    if (PyUFunc_GetPyValues(const_cast<char *>(name ? name : "ufunc"), &bufsize, &errmask,
-                            &errobj) < 0)
-      return -1;
-    int r = PyUFunc_handlefperr(errmask, errobj,
-                                int(errors[i].flags & ~(NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)),
-                                &first);
-    Py_XDECREF(errobj);
+    const int r = give_fp_errors(name ? name : "ufunc",
+                                 int(errors[i].flags & ~(NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)));
     if (r < 0) return -1;
   }
   return 0;

@@ -23,6 +23,12 @@ struct Settings {
   // RuntimeWarning into an error: the errors must surface at the op itself,
   // so every loop falls back (npvk/_errstate.py decides).
   std::atomic<bool> strict_errors{false};
+  // NumPy's promotion rules for Python and NumPy scalars (npvk/_numpy.py):
+  // value-based casting (NumPy 1.x's default), NEP 50's weak Python scalars
+  // and strong NumPy scalars (NumPy 2), or 1.x's 'weak_and_warn', whose
+  // warnings only NumPy's own type resolution gives.
+  enum class Promotion { Legacy, Weak, WeakAndWarn };
+  std::atomic<Promotion> promotion{Promotion::Legacy};
 };
 Settings &settings();
 npvk_context context();  // the managed context (valid once enabled)

@@ -19,11 +19,13 @@
 //
 // Only calls whose result NumPy would type and lay out in exactly the same
 // way are taken: float16, float32 or float64 arrays of one dtype (native
-// order, no negative strides), Python or NumPy float scalars that fit that
-// dtype (for float16: as NumPy 1.24's value-based casting keeps it), no
+// order, no negative strides), Python or NumPy float scalars that keep that
+// dtype (scalar_keeps_dtype), no
 // keyword but out= (None, an array, or a tuple of them), and a loop of
 // exactly that dtype found first by NumPy's own search order; one or two
-// outputs (divmod, modf, frexp). Everything else goes to NumPy unchanged.
+// outputs (divmod, modf, frexp). Scalars follow NumPy's promotion rules of
+// the running version (value-based, or NEP 50). Everything else goes to NumPy
+// unchanged.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -81,43 +83,116 @@ bool exact_first_loop(PyUFuncObject *uf, int t, int *out) {
   return false;
 }
 
-npvk_dtype npvk_dtype_of(int type) {
+// npvk's dtype of a NumPy type number; false for types npvk lacks.
+bool npvk_dtype_for(int type, npvk_dtype *out) {
   switch (type) {
-    case NPY_BOOL:
-      return NPVK_BOOL;
-    case NPY_INT:
-      return NPVK_INT32;
-    case NPY_HALF:
-      return NPVK_FLOAT16;
-    case NPY_FLOAT:
-      return NPVK_FLOAT32;
-    default:
-      return NPVK_FLOAT64;
+    case NPY_BOOL: *out = NPVK_BOOL; return true;
+    case NPY_BYTE: *out = NPVK_INT8; return true;
+    case NPY_SHORT: *out = NPVK_INT16; return true;
+    case NPY_INT: *out = NPVK_INT32; return true;
+    case NPY_LONG:
+    case NPY_LONGLONG: *out = NPVK_INT64; return true;
+    case NPY_UBYTE: *out = NPVK_UINT8; return true;
+    case NPY_USHORT: *out = NPVK_UINT16; return true;
+    case NPY_UINT: *out = NPVK_UINT32; return true;
+    case NPY_ULONG:
+    case NPY_ULONGLONG: *out = NPVK_UINT64; return true;
+    case NPY_HALF: *out = NPVK_FLOAT16; return true;
+    case NPY_FLOAT: *out = NPVK_FLOAT32; return true;
+    case NPY_DOUBLE: *out = NPVK_FLOAT64; return true;
+    default: return false;
   }
 }
 
-// Whether NumPy 1.24's value-based casting keeps a scalar with a float16
-// array at float16: floats of magnitude below 65000 (and inf, NaN), and
-// integers that fit int8 or uint8.
-bool half_keeps(PyObject *v, double x) {
-  if (PyLong_CheckExact(v)) return x >= -128.0 && x <= 255.0;
-  return !std::isfinite(x) || std::fabs(x) < 65000.0;
+npvk_dtype npvk_dtype_of(int type) {
+  npvk_dtype d = NPVK_FLOAT64;
+  npvk_dtype_for(type, &d);
+  return d;
 }
 
-// NumPy's own conversion of a float64 to float16 bits (npy_double_to_half).
-bool half_bits(double x, uint64_t *bits) {
-  static PyArray_VectorUnaryFunc *cast = [] {
-    PyArray_Descr *d = PyArray_DescrFromType(NPY_DOUBLE);
-    PyArray_VectorUnaryFunc *f = d ? PyArray_GetCastFunc(d, NPY_HALF) : nullptr;
-    Py_XDECREF(d);
-    if (!f) PyErr_Clear();
-    return f;
-  }();
-  if (!cast) return false;
-  uint16_t h = 0;
-  cast(&x, &h, 1, nullptr, nullptr);
-  *bits = h;
+// logical_and, logical_or, logical_xor.
+bool is_logical_binary(const PyUFuncObject *uf) {
+  return uf->nin == 2 && uf->name &&
+         (std::strcmp(uf->name, "logical_and") == 0 || std::strcmp(uf->name, "logical_or") == 0 ||
+          std::strcmp(uf->name, "logical_xor") == 0);
+}
+
+// The truth of a Python bool, int or float, as a logical op reads it.
+bool python_truth(PyObject *v, bool *truth) {
+  if (!PyBool_Check(v) && !PyLong_CheckExact(v) && !PyFloat_CheckExact(v)) return false;
+  const int t = PyObject_IsTrue(v);
+  if (t < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  *truth = t == 1;
   return true;
+}
+
+// Whether NumPy's promotion gives a call of a float array of `type` with the
+// Python or NumPy scalar `v` that dtype, with `v` converted to it exactly as
+// here (its value in `*x`).
+// - Value-based casting (NumPy 1.x): floats that the dtype holds (for
+//   float16: magnitudes below 65000, and inf, NaN) and integers that it holds
+//   exactly (for float16: those that fit int8 or uint8).
+// - NEP 50 (NumPy 2): Python floats and ints are weak and take the array's
+//   dtype whatever their value; taken where it holds them, finite values
+//   finite. A NumPy scalar is strong: its dtype promotes with the array's, so
+//   np.float64(1.5) makes a float32 call float64 (left to NumPy).
+bool scalar_keeps_dtype(PyObject *v, int type, double *x) {
+  using Promotion = Settings::Promotion;
+  const Promotion promotion = settings().promotion;
+  // Only NumPy's own type resolution gives 'weak_and_warn''s warnings.
+  if (promotion == Promotion::WeakAndWarn) return false;
+  const bool python = PyFloat_CheckExact(v) || PyLong_CheckExact(v);
+  if (!python && (!PyArray_IsScalar(v, Floating) || PyArray_IsScalar(v, LongDouble))) return false;
+  *x = PyFloat_AsDouble(v);
+  if (*x == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  const double most = type == NPY_HALF    ? 65504.0
+                      : type == NPY_FLOAT ? double(std::numeric_limits<float>::max())
+                                          : std::numeric_limits<double>::max();
+  const double exact_ints = type == NPY_HALF    ? 2048.0
+                            : type == NPY_FLOAT ? 16777216.0
+                                                : 9007199254740992.0;
+  if (std::isfinite(*x) && std::fabs(*x) > most) return false;
+  if (PyLong_CheckExact(v) && std::fabs(*x) > exact_ints) return false;
+  if (promotion == Promotion::Weak) {
+    if (python) return true;
+    PyArray_Descr *d = PyArray_DescrFromScalar(v);
+    if (!d) {
+      PyErr_Clear();
+      return false;
+    }
+    const bool promotes_to_array = PyArray_CanCastSafely(d->type_num, type);
+    Py_DECREF(d);
+    return promotes_to_array;
+  }
+  if (type != NPY_HALF) return true;
+  if (PyLong_CheckExact(v)) return *x >= -128.0 && *x <= 255.0;
+  return !std::isfinite(*x) || std::fabs(*x) < 65000.0;
+}
+
+
+// 1 or 0 in dtype `d`'s bits.
+uint64_t scalar_bits_of_truth(npvk_dtype d, bool truth) {
+  if (!truth) return 0;
+  if (d == NPVK_FLOAT16) return 0x3C00;
+  if (d == NPVK_FLOAT32) {
+    const float one = 1.0f;
+    uint32_t bits = 0;
+    std::memcpy(&bits, &one, sizeof bits);
+    return bits;
+  }
+  if (d == NPVK_FLOAT64) {
+    const double one = 1.0;
+    uint64_t bits = 0;
+    std::memcpy(&bits, &one, sizeof bits);
+    return bits;
+  }
+  return 1;
 }
 
 }  // namespace
@@ -161,13 +236,21 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       return nullptr;
     pending = pending || host_waits(reinterpret_cast<PyArrayObject *>(outs[k]), true);
   }
+  // NEP 50 makes NumPy 2 resolve a logical op of an array and a Python scalar
+  // to its bool loop, casting the array to bool through buffers, so the
+  // loop sees no managed memory. The op reads only each operand's truth:
+  // taken here with the scalar's truth in the array's dtype, on the array's
+  // own loop (TT->?), which gives the same bools.
+  const bool logical_scalar = settings().promotion == Settings::Promotion::Weak &&
+                              is_logical_binary(uf) &&
+                              PyArray_CheckExact(args[0]) != PyArray_CheckExact(args[1]);
   bool upload[kMaxInputs] = {};
   // Which arrays there are, their common dtype, and whether NumPy would
   // need its buffers: some array is N-d and not contiguous, or shapes differ.
   int type = -1, ndim = 0;
   // NumPy's iterator cuts calls with three inputs (clip) into buffer-sized
   // chunks even when every operand is contiguous: one op instead.
-  bool needs_whole = uf->nin > 2;
+  bool needs_whole = uf->nin > 2 || logical_scalar;
   uint64_t largest = 0;
   PyArrayObject *first = nullptr;
   const Py_ssize_t nin = uf->nin;
@@ -176,7 +259,10 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     PyArrayObject *a = reinterpret_cast<PyArrayObject *>(args[k]);
     const int t = PyArray_TYPE(a);
     uint64_t size = 0;
-    if ((t != NPY_HALF && t != NPY_FLOAT && t != NPY_DOUBLE) || (type >= 0 && t != type) ||
+    npvk_dtype unused;
+    const bool known = logical_scalar ? npvk_dtype_for(t, &unused)
+                                      : t == NPY_HALF || t == NPY_FLOAT || t == NPY_DOUBLE;
+    if (!known || (type >= 0 && t != type) ||
         !PyArray_ISNBO(PyArray_DESCR(a)->byteorder) || !PyArray_ISALIGNED(a) || !c_ordered(a))
       return nullptr;
     if (!managed(a, &size)) {
@@ -201,32 +287,23 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     ndim = std::max(ndim, PyArray_NDIM(a));
   }
   if (type < 0 || ndim < 1) return nullptr;
-  // Scalars: floats (and small integers) that the array's dtype holds, so
-  // that NumPy's value-based casting keeps that dtype.
-  const double most = type == NPY_FLOAT ? double(std::numeric_limits<float>::max())
-                                        : std::numeric_limits<double>::max();
+  // Scalars that leave the array's dtype as NumPy types the call.
   double scalar[kMaxInputs] = {};
   for (Py_ssize_t k = 0; k < nin; ++k) {
     if (PyArray_CheckExact(args[k])) continue;
-    PyObject *v = args[k];
-    if (!(PyFloat_CheckExact(v) || PyLong_CheckExact(v) || PyArray_IsScalar(v, Floating)))
+    bool truth = false;
+    if (logical_scalar ? !python_truth(args[k], &truth)
+                       : !scalar_keeps_dtype(args[k], type, &scalar[k]))
       return nullptr;
-    double x = PyFloat_AsDouble(v);
-    if (x == -1.0 && PyErr_Occurred()) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    const double exact_ints = type == NPY_FLOAT ? 16777216.0 : 9007199254740992.0;
-    if ((PyLong_CheckExact(v) && std::fabs(x) > exact_ints) ||
-        (std::isfinite(x) && std::fabs(x) > most))
-      return nullptr;
-    if (PyArray_IsScalar(v, LongDouble)) return nullptr;
-    if (type == NPY_HALF && !half_keeps(v, x)) return nullptr;
-    scalar[k] = x;
+    if (logical_scalar) scalar[k] = truth ? 1.0 : 0.0;
   }
   int out_types[kMaxOutputs] = {};
   npvk_op op = NPVK_OP_ADD;
-  if (!exact_first_loop(uf, type, out_types) ||
+  // A logical op's TT->? loops all give the same bools: the exact one is taken
+  // even where NumPy's search order would find another first (int64 arrays
+  // typed 'q' meet the 'l' loop first).
+  if (logical_scalar) out_types[0] = NPY_BOOL;
+  if (!(logical_scalar || exact_first_loop(uf, type, out_types)) ||
       !device_loop_for(callable, type, out_types, nout, &op))
     return nullptr;
 
@@ -287,7 +364,8 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     }
   }
 
-  const npvk_dtype dt = npvk_dtype_of(type);
+  npvk_dtype dt = NPVK_FLOAT64;
+  npvk_dtype_for(type, &dt);
   npvk_view views[kMaxInputs + kMaxOutputs] = {};
   PyObject *uploaded[kMaxInputs] = {};
   for (Py_ssize_t k = 0; ok && k < nin; ++k) {
@@ -301,8 +379,10 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       ok = managed_array_view(args[k], dt, &views[k]) == NPVK_SUCCESS;
     } else {
       uint64_t bits = 0;
-      if (dt == NPVK_FLOAT16) {
-        ok = half_bits(scalar[k], &bits);
+      if (logical_scalar) {
+        bits = scalar_bits_of_truth(dt, scalar[k] != 0.0);
+      } else if (dt == NPVK_FLOAT16) {
+        bits = double_to_half_bits(scalar[k]);
       } else if (dt == NPVK_FLOAT32) {
         const float f = float(scalar[k]);
         std::memcpy(&bits, &f, sizeof f);

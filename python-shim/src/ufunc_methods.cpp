@@ -140,8 +140,31 @@ PyObject *fastcall(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
   return original(self, args, nargs, kwnames);
 }
 
+// Plain METH_FASTCALL, without keywords (np.inner and np.vdot since NumPy 1.25).
+template <int I>
+PyObject *fastcall_positional(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  const Patched &p = g_methods[I];
+  PyObject *first = p.owner == Owner::Ndarray ? self : nargs > 0 ? args[0] : nullptr;
+  if (candidate(p, array_of(p, first))) {
+    PyObject *tuple = PyTuple_New(nargs);
+    if (!tuple) return nullptr;
+    for (Py_ssize_t k = 0; k < nargs; ++k) {
+      Py_INCREF(args[k]);
+      PyTuple_SET_ITEM(tuple, k, args[k]);
+    }
+    PyObject *r = ask_handler(p, self, tuple, nullptr);
+    Py_DECREF(tuple);
+    if (r == reinterpret_cast<PyObject *>(-1)) return nullptr;
+    if (r) return r;
+  }
+  return reinterpret_cast<_PyCFunctionFast>(reinterpret_cast<void (*)(void)>(p.original))(
+      self, args, nargs);
+}
+
 template <int I>
 PyCFunction trampoline(int flags) {
+  if (flags == METH_FASTCALL)
+    return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&fastcall_positional<I>));
   if (flags & METH_FASTCALL)
     return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&fastcall<I>));
   if (!(flags & METH_KEYWORDS)) return &positional<I>;
@@ -193,10 +216,11 @@ bool patch_method(const char *name, PyObject *handler, PyObject *function) {
     if (!p.def) {
       p.def = find_def(p, function);
       // Calling conventions the trampolines know: with keywords (varargs or
-      // fastcall), or plain varargs.
+      // fastcall), or plain varargs or fastcall.
       const int flags = p.def ? p.def->ml_flags : 0;
       const bool known = (flags & ~(METH_VARARGS | METH_KEYWORDS | METH_FASTCALL)) == 0 &&
-                         ((flags & METH_KEYWORDS) || flags == METH_VARARGS);
+                         ((flags & METH_KEYWORDS) || flags == METH_VARARGS ||
+                          flags == METH_FASTCALL);
       if (!p.def || !known || std::strcmp(p.def->ml_name, name) != 0) {
         p.def = nullptr;
         return false;

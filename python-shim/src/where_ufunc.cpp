@@ -42,7 +42,7 @@ PyObject *where_ufunc() {
     for (int i = 0; i < kLoops; ++i) {
       PyArray_Descr *d = PyArray_DescrFromType(kTypes[i]);
       g_funcs[i] = where_loop;
-      g_data[i] = reinterpret_cast<void *>(uintptr_t(d->elsize));
+      g_data[i] = reinterpret_cast<void *>(uintptr_t(PyDataType_ELSIZE(d)));
       Py_DECREF(d);
       g_signatures[4 * i] = char(NPY_BOOL);
       g_signatures[4 * i + 1] = g_signatures[4 * i + 2] = g_signatures[4 * i + 3] =

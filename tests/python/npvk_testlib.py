@@ -19,6 +19,7 @@ import numpy as np
 
 import npvk
 from npvk import _native
+from npvk._numpy import NUMPY2, VERSION as NUMPY_VERSION  # noqa: F401 (for the tests)
 
 # ---------------------------------------------------------------------------
 # Paths
@@ -28,7 +29,23 @@ REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 # The directory that holds the npvk package (build/python): subprocesses get
 # it on PYTHONPATH, and the autoload tests use it as a site directory.
 NPVK_PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(npvk.__file__)))
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+# Subprocesses run the interpreter (and so the NumPy) the suite runs under.
+PYTHON = sys.executable
+
+
+
+def libnpvk():
+    """ctypes handle of the libnpvk that npvk._native loaded (libnpvk.so.1 in
+    a Unix-prefix install or the build tree, libnpvk.so beside it in a wheel)."""
+    import ctypes
+
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if os.path.basename(path).startswith("libnpvk.so"):
+                return ctypes.CDLL(path)
+    raise AssertionError("libnpvk is not loaded")
+
 
 # ---------------------------------------------------------------------------
 # Enabling and counting
@@ -447,7 +464,7 @@ def subprocess_env(**extra):
 
 
 def run_python(args, env=None, timeout=120, cwd=None, input=None):
-    """Runs /usr/bin/python3 with `args` in its own process group; on a
+    """Runs the suite's Python with `args` in its own process group; on a
     timeout the whole group (forked children included) is killed."""
     proc = subprocess.Popen([PYTHON] + list(args), env=env or subprocess_env(), cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,

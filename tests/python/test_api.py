@@ -9,8 +9,8 @@ import pytest
 from numpy.core.multiarray import get_handler_name
 
 import npvk
-from npvk_testlib import (EXPECTED_LOOPS_REPLACED, StatsDelta, assert_same, npvk_enabled,
-                          run_python, subprocess_env)
+from npvk_testlib import (EXPECTED_LOOPS_REPLACED, StatsDelta, assert_same, libnpvk,
+                          npvk_enabled, run_python, subprocess_env)
 
 N = 10_000
 
@@ -254,7 +254,7 @@ def test_managed_pending_says_when_the_host_would_wait():
     """npvk_managed_pending (C ABI): whether a host read or write of managed
     memory would wait for queued work; bad arguments give a status."""
     import ctypes
-    lib = ctypes.CDLL("libnpvk.so.1")  # already loaded by npvk._native
+    lib = libnpvk()
     pending = lib.npvk_managed_pending
     pending.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
 
