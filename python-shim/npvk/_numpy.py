@@ -35,8 +35,9 @@ _installed = []  # (module, original _set_promotion_state) to restore
 
 
 def install(native):
-    """Tells the shim NumPy's promotion state now and whenever
-    np._set_promotion_state (NumPy 1.24-2.1) changes it."""
+    """Tells the shim NumPy's version, and its promotion state now and
+    whenever np._set_promotion_state (NumPy 1.24-2.1) changes it."""
+    native.set_numpy_version(*VERSION)
     native.set_promotion(promotion_state())
     setter = getattr(_np, "_set_promotion_state", None)
     if setter is None or getattr(setter, "_npvk", False):

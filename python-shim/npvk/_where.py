@@ -21,6 +21,16 @@ def _operand(a):
     return type(a) is _np.ndarray or isinstance(a, _SCALARS)
 
 
+def _python_ints_fit(dtype, *values):
+    """Under NEP 50 a Python int keeps an integer array's dtype whatever its
+    value; NumPy's where then wraps one out of range, where a ufunc raises
+    OverflowError. Such calls stay NumPy's."""
+    if dtype.kind not in "iu":
+        return True
+    info = _np.iinfo(dtype)
+    return all(info.min <= v <= info.max for v in values if type(v) is int)
+
+
 def where(*args, **kwargs):
     if len(args) == 3 and not kwargs:
         condition, x, y = args
@@ -33,7 +43,8 @@ def where(*args, **kwargs):
                     dtype = _np.result_type(x, y)
                 except TypeError:
                     dtype = None
-                if dtype is not None and dtype.char in _TYPES and dtype.isnative:
+                if (dtype is not None and dtype.char in _TYPES and dtype.isnative
+                        and _python_ints_fit(dtype, x, y)):
                     t = dtype.char
                     # 'unsafe' casts only the condition (to its truth value);
                     # x and y cast safely to their result type.

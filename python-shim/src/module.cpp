@@ -161,6 +161,13 @@ PyObject *py_set_promotion(PyObject *, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
+PyObject *py_set_numpy_version(PyObject *, PyObject *args) {
+  int major = 0, minor = 0;
+  if (!PyArg_ParseTuple(args, "ii", &major, &minor)) return nullptr;
+  settings().clip_scalar_bounds_keep_zeros = major > 2 || (major == 2 && minor >= 3);
+  Py_RETURN_NONE;
+}
+
 // Adds `value` under `key` to `dict`, consuming the reference.
 void put(PyObject *dict, const char *key, PyObject *value) {
   if (value) {
@@ -263,6 +270,8 @@ PyMethodDef g_methods[] = {
     {"set_min_bytes", py_set_min_bytes, METH_O, "set NPVK_MIN_BYTES"},
     {"set_strict_errors", py_set_strict_errors, METH_O,
      "the error state or warnings filters need NumPy's own loops"},
+    {"set_numpy_version", py_set_numpy_version, METH_VARARGS,
+     "set_numpy_version(major, minor): the NumPy whose loops npvk stands in for"},
     {"set_promotion", py_set_promotion, METH_O,
      "NumPy's promotion state: 'legacy', 'weak' or 'weak_and_warn'"},
     {"stats", py_stats, METH_NOARGS, "statistics as a dict"},
@@ -409,6 +418,10 @@ void report_fp_errors_from_loop() {
     std::feraiseexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID);
   }
   PyGILState_Release(gil);
+}
+
+bool clip_needs_numpy(double low, double high) {
+  return settings().clip_scalar_bounds_keep_zeros && (low == 0.0 || high == 0.0);
 }
 
 void count_device_op() {

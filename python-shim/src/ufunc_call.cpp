@@ -297,6 +297,11 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       return nullptr;
     if (logical_scalar) scalar[k] = truth ? 1.0 : 0.0;
   }
+  // NumPy 2.3's own loop for scalar clip bounds (Settings).
+  if (nin == 3 && (type == NPY_FLOAT || type == NPY_DOUBLE) && !PyArray_CheckExact(args[1]) &&
+      !PyArray_CheckExact(args[2]) && std::strcmp(uf->name, "clip") == 0 &&
+      clip_needs_numpy(scalar[1], scalar[2]))
+    return nullptr;
   int out_types[kMaxOutputs] = {};
   npvk_op op = NPVK_OP_ADD;
   // A logical op's TT->? loops all give the same bools: the exact one is taken

@@ -90,6 +90,25 @@ bool any_negative(const char *p, npy_intp n, npy_intp step) {
   return false;
 }
 
+// Float clip with both bounds scalar, one of them zero, under NumPy 2.3+
+// (Settings::clip_scalar_bounds_keep_zeros).
+bool scalar_zero_clip_bound(const Slot &s, char **args, const npy_intp *steps) {
+  if (s.op != NPVK_OP_CLIP || steps[1] != 0 || steps[2] != 0) return false;
+  double bound[2] = {};
+  for (int k = 1; k < 3; ++k) {
+    if (s.dtypes[0] == NPVK_FLOAT64) {
+      std::memcpy(&bound[k - 1], args[k], sizeof(double));
+    } else if (s.dtypes[0] == NPVK_FLOAT32) {
+      float f = 0;
+      std::memcpy(&f, args[k], sizeof f);
+      bound[k - 1] = f;
+    } else {
+      return false;  // float16's loop is the same for either kind of bound
+    }
+  }
+  return clip_needs_numpy(bound[0], bound[1]);
+}
+
 // NumPy's signed integer power loop raises ValueError for a negative
 // exponent, which only the original loop can do. Reading the exponents may
 // fault on device-owned memory; that is handled.
@@ -142,6 +161,7 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   for (int k = s.nin; k < count; ++k)
     if (steps[k] == 0) return "reduction";  // an accumulating output
   if (negative_int_exponent(s, args, n, steps)) return "negative exponent";
+  if (scalar_zero_clip_bound(s, args, steps)) return "zero clip bound";
   std::array<npvk_view, kMaxOperands> views{};
   const char *reason = nullptr;
   int made = 0;

@@ -20,6 +20,7 @@ import numpy as np
 import npvk
 from npvk import _native
 from npvk._numpy import NUMPY2, VERSION as NUMPY_VERSION  # noqa: F401 (for the tests)
+from npvk._numpy import umath as np_umath  # noqa: F401 (numpy.core or numpy._core)
 
 # ---------------------------------------------------------------------------
 # Paths

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import StatsDelta, assert_same, npvk_enabled, run_both_counted
+from npvk_testlib import NUMPY2, StatsDelta, assert_same, npvk_enabled, run_both_counted
 
 N = 200_000
 
@@ -296,6 +296,16 @@ def test_fill_values_numpy_converts_itself_are_counted(value, dtype):
         # the queued work, and b would be the host's again.)
         np.copyto(b, value, casting="unsafe")
         return b
+
+    if NUMPY2 and isinstance(value, int) and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+        # NEP 50: an out-of-range Python int raises, casting or not.
+        with pytest.raises(OverflowError) as numpy_error:
+            scenario()
+        with npvk_enabled(min_bytes=0):
+            with pytest.raises(OverflowError) as npvk_error:
+                scenario()
+        assert str(npvk_error.value) == str(numpy_error.value)
+        return
 
     actual, expected, fallbacks, _ = run_both_counted(scenario)
     assert_same(actual, expected)

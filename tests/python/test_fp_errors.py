@@ -12,7 +12,11 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import StatsDelta, assert_same, npvk_enabled
+from npvk_testlib import NUMPY2, StatsDelta, assert_same, npvk_enabled
+
+# NumPy 2 keeps its error state in a context variable: seterrobj and extobj=
+# are gone.
+numpy1_error_objects = pytest.mark.skipif(NUMPY2, reason="NumPy 2 removed seterrobj and extobj=")
 
 N = 10_000
 
@@ -209,6 +213,7 @@ def _with_seterrobj(a, z):
         np.seterrobj(old)
 
 
+@numpy1_error_objects
 @pytest.mark.parametrize("how", ["seterrobj", "extobj"])
 def test_raise_mode_from_seterrobj_and_extobj(how):
     if how == "seterrobj":
@@ -308,8 +313,15 @@ def test_pytest_warns_sees_the_device_warning(method):
             # (NumPy's test has errstate(all='warn'), which reports underflow:
             # NumPy's loop then.)
             arr = np.array([np.inf, 0, -np.inf])
-            with pytest.warns(RuntimeWarning, match="invalid value"):
+            with pytest.warns(RuntimeWarning, match="invalid value") as record:
                 np.log.at(arr, [2])
+            if NUMPY2:
+                # NumPy 2's ufunc.at hands the loop one element at a time with
+                # a zero output stride (and names the error after "at"): it
+                # stays on NumPy's path, a dispatch per index being no gain.
+                assert [str(w.message) for w in record] == ["invalid value encountered in at"]
+                assert delta.fallbacks("log", "reduction") == 1
+                return
         assert delta.device_ops > 0
 
 
@@ -323,7 +335,8 @@ def test_suppress_warnings_block_keeps_the_device_warning():
                 sup.filter(RuntimeWarning)
                 _device_divide_by_zero()
             npvk.sync()
-    assert list(caught) == []
+    # NumPy 2.4 deprecates suppress_warnings itself (a DeprecationWarning).
+    assert [w for w in caught if issubclass(w.category, RuntimeWarning)] == []
 
 
 def test_underflow_warn_falls_back_and_warns():
@@ -355,6 +368,7 @@ def test_warnings_as_errors_fall_back_and_raise_at_the_op():
         del c
 
 
+@numpy1_error_objects
 def test_extobj_warn_mode_is_honoured():
     """extobj= with divide='warn' under a thread state of 'ignore' warns."""
     with npvk_enabled(min_bytes=0):

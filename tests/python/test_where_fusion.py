@@ -48,6 +48,7 @@ def test_where_semantics(case):
         "broadcast": (lambda a, b: np.where(a[:, None] > 0, b, b[:1]), m[:, 0].copy(), m),
         "scalars": (lambda a, b: np.where(a > 0, 1.0, -1.0), f, f),
         "mixed_types": (lambda a, b: np.where(a > 0, a.astype(np.float32), b), f, i),
+        # NumPy 1.x: int16; NumPy 2 (NEP 50): int8, 1000 wrapped by NumPy's where.
         "python_int_promotion": (lambda a, b: np.where(a > 0, a.astype(np.int8), 1000), i, i),
         "fortran_order": (lambda a, b: np.where(a > 0, a, b), np.asfortranarray(m),
                           np.asfortranarray(m * 3)),
