@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs dependencies, builds, and runs every test
 # on the default Vulkan device (lavapipe without a GPU) with the Khronos
-# validation layer on. Exits non-zero if any test fails.
+# validation layer on: ctest's C++, C, Fortran and install tests, then the
+# Python suite under each NumPy (scripts/test-python.sh: Debian's, and two
+# NumPy 2.x from PyPI with npvk's wheel). Exits non-zero if any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -10,4 +12,10 @@ build_dir="${BUILD_DIR:-build}"
 # Tests share one kernel cache under the build tree, never the user's.
 export NPVK_CACHE_DIR="$PWD/$build_dir/test-kernel-cache"
 export NPVK_VALIDATION=1
-ctest --test-dir "$build_dir" --output-on-failure -j"${JOBS:-2}" --timeout 600
+status=0
+# ctest's "pytest" is the Python suite under Debian's NumPy, which
+# test-python.sh runs itself (printing pytest's summary).
+ctest --test-dir "$build_dir" --output-on-failure -j"${JOBS:-2}" --timeout 600 -E '^pytest$' ||
+  status=1
+bash scripts/test-python.sh || status=1
+exit $status

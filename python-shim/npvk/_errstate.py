@@ -162,8 +162,10 @@ def install():
         if original is None:
             continue
         for module_name, module in list(sys.modules.items()):
+            # vars(), not getattr(): NumPy 2's numpy.core alias warns on
+            # every attribute it is asked for.
             if (module_name == "numpy" or module_name.startswith("numpy.")) and \
-                    getattr(module, name, None) is original:
+                    vars(module).get(name) is original:
                 _wrap(module, name, _state_setter)
     if not hasattr(_umath, "seterrobj"):
         # NumPy 2: errstate sets a context variable without seterr.

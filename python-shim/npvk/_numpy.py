@@ -53,7 +53,7 @@ def install(native):
 
     for name, module in list(sys.modules.items()):
         if (name == "numpy" or name.startswith("numpy.")) and \
-                getattr(module, "_set_promotion_state", None) is setter:
+                vars(module).get("_set_promotion_state") is setter:
             module._set_promotion_state = _set_promotion_state
             _installed.append((module, setter))
 

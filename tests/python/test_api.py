@@ -6,7 +6,9 @@ import textwrap
 
 import numpy as np
 import pytest
-from numpy.core.multiarray import get_handler_name
+from npvk._numpy import multiarray
+
+get_handler_name = multiarray.get_handler_name
 
 import npvk
 from npvk_testlib import (EXPECTED_LOOPS_REPLACED, StatsDelta, assert_same, libnpvk,
@@ -213,7 +215,8 @@ def test_unknown_device_is_an_error_and_leaves_numpy_alone():
     proc = _run("""
         import numpy as np
         import npvk
-        from numpy.core.multiarray import get_handler_name
+        from npvk._numpy import multiarray
+        get_handler_name = multiarray.get_handler_name
         try:
             npvk.enable(min_bytes=0, device="no-such-gpu-anywhere")
         except RuntimeError as exc:

@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 import signal
 import textwrap
 
@@ -178,7 +179,13 @@ def test_autoload_module_import(program, plain_result):
 @pytest.fixture(scope="module")
 def user_site(tmp_path_factory):
     """A real site directory (the user site of a private PYTHONUSERBASE)
-    holding npvk-autoload.pth, so the interpreter's own start-up runs it."""
+    holding npvk-autoload.pth, so the interpreter's own start-up runs it. A
+    venv processes no user site: there it is the venv's own site-packages,
+    where npvk's wheel put the .pth."""
+    if sys.prefix != sys.base_prefix:
+        assert os.path.isfile(os.path.join(NPVK_PYTHON_DIR, "npvk-autoload.pth")), \
+            "the venv's npvk was not installed from the wheel"
+        return subprocess_env()
     base = tmp_path_factory.mktemp("userbase")
     env = subprocess_env(PYTHONUSERBASE=str(base))
     proc = run_python(["-c", "import site; print(site.getusersitepackages())"], env=env)
