@@ -152,12 +152,12 @@ std::string cast_expr(const DtypeInfo &from, const DtypeInfo &to, const std::str
 // uint64.
 static std::string mixed_int64_comparison(npvk_op op, bool signed_first, const std::string &x,
                                           const std::string &y) {
-  const char *o = op == NPVK_OP_EQUAL           ? "=="
-                  : op == NPVK_OP_NOT_EQUAL     ? "!="
-                  : op == NPVK_OP_LESS          ? "<"
-                  : op == NPVK_OP_LESS_EQUAL    ? "<="
-                  : op == NPVK_OP_GREATER       ? ">"
-                                                : ">=";
+  const char *o = op == NPVK_OP_EQUAL        ? "=="
+                  : op == NPVK_OP_NOT_EQUAL  ? "!="
+                  : op == NPVK_OP_LESS       ? "<"
+                  : op == NPVK_OP_LESS_EQUAL ? "<="
+                  : op == NPVK_OP_GREATER    ? ">"
+                                             : ">=";
   // The result when the signed operand is negative: the first operand is then
   // below the second (signed first) or above it (unsigned first).
   const bool below = op == NPVK_OP_LESS || op == NPVK_OP_LESS_EQUAL || op == NPVK_OP_NOT_EQUAL;

@@ -1,11 +1,11 @@
 #include "element_casts.hpp"
 
+#include <numpy/halffloat.h>
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
-
-#include <numpy/halffloat.h>
 
 namespace npvk_shim {
 namespace {
@@ -17,18 +17,54 @@ struct Half {
 // Storage type of each npvk dtype, in npvk_dtype order.
 template <int D>
 struct Storage;
-template <> struct Storage<NPVK_BOOL> { using type = uint8_t; };
-template <> struct Storage<NPVK_INT8> { using type = int8_t; };
-template <> struct Storage<NPVK_INT16> { using type = int16_t; };
-template <> struct Storage<NPVK_INT32> { using type = int32_t; };
-template <> struct Storage<NPVK_INT64> { using type = int64_t; };
-template <> struct Storage<NPVK_UINT8> { using type = uint8_t; };
-template <> struct Storage<NPVK_UINT16> { using type = uint16_t; };
-template <> struct Storage<NPVK_UINT32> { using type = uint32_t; };
-template <> struct Storage<NPVK_UINT64> { using type = uint64_t; };
-template <> struct Storage<NPVK_FLOAT16> { using type = Half; };
-template <> struct Storage<NPVK_FLOAT32> { using type = float; };
-template <> struct Storage<NPVK_FLOAT64> { using type = double; };
+template <>
+struct Storage<NPVK_BOOL> {
+  using type = uint8_t;
+};
+template <>
+struct Storage<NPVK_INT8> {
+  using type = int8_t;
+};
+template <>
+struct Storage<NPVK_INT16> {
+  using type = int16_t;
+};
+template <>
+struct Storage<NPVK_INT32> {
+  using type = int32_t;
+};
+template <>
+struct Storage<NPVK_INT64> {
+  using type = int64_t;
+};
+template <>
+struct Storage<NPVK_UINT8> {
+  using type = uint8_t;
+};
+template <>
+struct Storage<NPVK_UINT16> {
+  using type = uint16_t;
+};
+template <>
+struct Storage<NPVK_UINT32> {
+  using type = uint32_t;
+};
+template <>
+struct Storage<NPVK_UINT64> {
+  using type = uint64_t;
+};
+template <>
+struct Storage<NPVK_FLOAT16> {
+  using type = Half;
+};
+template <>
+struct Storage<NPVK_FLOAT32> {
+  using type = float;
+};
+template <>
+struct Storage<NPVK_FLOAT64> {
+  using type = double;
+};
 
 // A stored element as a value of the arithmetic type T.
 template <typename T, typename S>

@@ -390,8 +390,8 @@ int handle_fp_errors(const npvk_fp_error *errors, uint32_t count) {
     // NumPy names the exceptions of ufunc.reduce after the method.
     if (errors[i].flags & NPVK_FP_IN_REDUCE) name = "reduce";
     if (errors[i].flags & NPVK_FP_IN_ACCUMULATE) name = "accumulate";
-    const int r = give_fp_errors(name ? name : "ufunc",
-                                 int(errors[i].flags & ~(NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)));
+    const int r = give_fp_errors(
+        name ? name : "ufunc", int(errors[i].flags & ~(NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)));
     if (r < 0) return -1;
   }
   return 0;

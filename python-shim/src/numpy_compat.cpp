@@ -1,9 +1,9 @@
 // The parts of NumPy's C API that differ between NumPy 1.x and 2.x
 // (numpy_api.hpp says why each is needed).
+#include <numpy/halffloat.h>
+
 #include <cstdio>
 #include <cstring>
-
-#include <numpy/halffloat.h>
 
 #include "numpy_api.hpp"
 
@@ -66,8 +66,8 @@ int act(const char *name, const char *mode, const char *errtype, int flags, bool
   if (!callback) return -1;
   PyObject *result = nullptr;
   if (callback == Py_None) {
-    PyErr_Format(PyExc_NameError, "python callback specified for %s (in  %s) but no function found.",
-                 errtype, name);
+    PyErr_Format(PyExc_NameError,
+                 "python callback specified for %s (in  %s) but no function found.", errtype, name);
   } else if (std::strcmp(mode, "call") == 0) {
     result = PyObject_CallFunction(callback, "si", errtype, flags);
   } else {

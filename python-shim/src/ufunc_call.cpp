@@ -86,21 +86,46 @@ bool exact_first_loop(PyUFuncObject *uf, int t, int *out) {
 // npvk's dtype of a NumPy type number; false for types npvk lacks.
 bool npvk_dtype_for(int type, npvk_dtype *out) {
   switch (type) {
-    case NPY_BOOL: *out = NPVK_BOOL; return true;
-    case NPY_BYTE: *out = NPVK_INT8; return true;
-    case NPY_SHORT: *out = NPVK_INT16; return true;
-    case NPY_INT: *out = NPVK_INT32; return true;
+    case NPY_BOOL:
+      *out = NPVK_BOOL;
+      return true;
+    case NPY_BYTE:
+      *out = NPVK_INT8;
+      return true;
+    case NPY_SHORT:
+      *out = NPVK_INT16;
+      return true;
+    case NPY_INT:
+      *out = NPVK_INT32;
+      return true;
     case NPY_LONG:
-    case NPY_LONGLONG: *out = NPVK_INT64; return true;
-    case NPY_UBYTE: *out = NPVK_UINT8; return true;
-    case NPY_USHORT: *out = NPVK_UINT16; return true;
-    case NPY_UINT: *out = NPVK_UINT32; return true;
+    case NPY_LONGLONG:
+      *out = NPVK_INT64;
+      return true;
+    case NPY_UBYTE:
+      *out = NPVK_UINT8;
+      return true;
+    case NPY_USHORT:
+      *out = NPVK_UINT16;
+      return true;
+    case NPY_UINT:
+      *out = NPVK_UINT32;
+      return true;
     case NPY_ULONG:
-    case NPY_ULONGLONG: *out = NPVK_UINT64; return true;
-    case NPY_HALF: *out = NPVK_FLOAT16; return true;
-    case NPY_FLOAT: *out = NPVK_FLOAT32; return true;
-    case NPY_DOUBLE: *out = NPVK_FLOAT64; return true;
-    default: return false;
+    case NPY_ULONGLONG:
+      *out = NPVK_UINT64;
+      return true;
+    case NPY_HALF:
+      *out = NPVK_FLOAT16;
+      return true;
+    case NPY_FLOAT:
+      *out = NPVK_FLOAT32;
+      return true;
+    case NPY_DOUBLE:
+      *out = NPVK_FLOAT64;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -174,7 +199,6 @@ bool scalar_keeps_dtype(PyObject *v, int type, double *x) {
   if (PyLong_CheckExact(v)) return *x >= -128.0 && *x <= 255.0;
   return !std::isfinite(*x) || std::fabs(*x) < 65000.0;
 }
-
 
 // 1 or 0 in dtype `d`'s bits.
 uint64_t scalar_bits_of_truth(npvk_dtype d, bool truth) {
@@ -262,8 +286,8 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     npvk_dtype unused;
     const bool known = logical_scalar ? npvk_dtype_for(t, &unused)
                                       : t == NPY_HALF || t == NPY_FLOAT || t == NPY_DOUBLE;
-    if (!known || (type >= 0 && t != type) ||
-        !PyArray_ISNBO(PyArray_DESCR(a)->byteorder) || !PyArray_ISALIGNED(a) || !c_ordered(a))
+    if (!known || (type >= 0 && t != type) || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder) ||
+        !PyArray_ISALIGNED(a) || !c_ordered(a))
       return nullptr;
     if (!managed(a, &size)) {
       if (PyArray_NBYTES(a) > kMaxUpload) return nullptr;

@@ -218,9 +218,9 @@ bool patch_method(const char *name, PyObject *handler, PyObject *function) {
       // Calling conventions the trampolines know: with keywords (varargs or
       // fastcall), or plain varargs or fastcall.
       const int flags = p.def ? p.def->ml_flags : 0;
-      const bool known = (flags & ~(METH_VARARGS | METH_KEYWORDS | METH_FASTCALL)) == 0 &&
-                         ((flags & METH_KEYWORDS) || flags == METH_VARARGS ||
-                          flags == METH_FASTCALL);
+      const bool known =
+          (flags & ~(METH_VARARGS | METH_KEYWORDS | METH_FASTCALL)) == 0 &&
+          ((flags & METH_KEYWORDS) || flags == METH_VARARGS || flags == METH_FASTCALL);
       if (!p.def || !known || std::strcmp(p.def->ml_name, name) != 0) {
         p.def = nullptr;
         return false;

@@ -78,6 +78,28 @@ def run_both_stats(fn, *arrays):
     return actual, expected, counted
 
 
+def run_both_warned(fn, *arrays):
+    """fn(*arrays) on NumPy's path and with npvk (min_bytes=0, managed
+    copies), each recording its warnings, which must be the same:
+    (actual, expected, StatsDelta of the npvk run)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as numpy_warnings:
+        warnings.simplefilter("always")
+        expected = fn(*[a.copy() for a in arrays])
+    with npvk_enabled(min_bytes=0):
+        device = [np.array(a) for a in arrays]
+        delta = StatsDelta()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            actual = fn(*device)
+            actual = [np.array(a) for a in actual] if isinstance(actual, list) else np.array(actual)
+            npvk.sync()
+        delta.stop()
+    assert [str(w.message) for w in seen] == [str(w.message) for w in numpy_warnings]
+    return actual, expected, delta
+
+
 def run_both_counted(fn, *arrays):
     """As run_both_stats: (actual, expected, fallbacks, device ops)."""
     actual, expected, counted = run_both_stats(fn, *arrays)
@@ -90,9 +112,15 @@ class StatsDelta:
 
     def __init__(self):
         self.start = npvk.stats()
+        self.end = None
 
     def now(self):
-        return npvk.stats()
+        return self.end if self.end is not None else npvk.stats()
+
+    def stop(self):
+        """Counts up to now from here on (npvk may be disabled later)."""
+        self.end = npvk.stats()
+        return self
 
     @property
     def device_ops(self):

@@ -3,12 +3,11 @@ ways programs call it, against plain NumPy bit for bit. test_ufunc_loops.py
 runs every clip loop in the generic layouts (every combination of special
 values, NaN and signed zeros among them)."""
 
-import warnings
 
 import numpy as np
 import pytest
 
-from npvk_testlib import NUMPY2, NUMPY_VERSION, StatsDelta, assert_same, np_umath, npvk_enabled
+from npvk_testlib import NUMPY2, NUMPY_VERSION, assert_same, np_umath, run_both_warned
 
 N = 20_000
 DTYPES = ["int8", "uint8", "int16", "int32", "int64", "uint64", "float32", "float64"]
@@ -37,19 +36,8 @@ def _bounds(dtype):
 def _run(fn, *arrays):
     """fn on NumPy's path and with npvk: (actual, expected, device ops,
     clip fallbacks, warnings seen with npvk)."""
-    with warnings.catch_warnings(record=True) as numpy_warnings:
-        warnings.simplefilter("always")
-        expected = fn(*[a.copy() for a in arrays])
-    with npvk_enabled(min_bytes=0):
-        device = [np.array(a) for a in arrays]
-        delta = StatsDelta()
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            actual = fn(*device)
-            actual = [np.array(a) for a in actual] if isinstance(actual, list) else np.array(actual)
-        ops, fallbacks = delta.device_ops, delta.fallbacks(ufunc="clip")
-    assert [str(w.message) for w in seen] == [str(w.message) for w in numpy_warnings]
-    return actual, expected, ops, fallbacks
+    actual, expected, delta = run_both_warned(fn, *arrays)
+    return actual, expected, delta.device_ops, delta.fallbacks(ufunc="clip")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

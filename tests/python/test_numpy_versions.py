@@ -4,14 +4,11 @@ NPY_PROMOTION_STATE=weak on 1.x), the removed numpy.core names, and the loops
 only NumPy 2 has. Each case is compared with plain NumPy of the running
 version: dtype, values bit for bit, warnings and errors."""
 
-import warnings
 
 import numpy as np
 import pytest
 
-import npvk
-from npvk_testlib import (NUMPY2, StatsDelta, assert_same, npvk_enabled, run_python,
-                          subprocess_env)
+from npvk_testlib import NUMPY2, assert_same, run_both_warned, run_python, subprocess_env
 
 N = 300_000  # 2.4 MB of float64: above NPVK_MIN_BYTES, so the default threshold takes it
 
@@ -22,20 +19,9 @@ def _rng():
 
 def _run(fn, *arrays):
     """fn on NumPy's path and with npvk: (actual, expected, device ops,
-    fallbacks), and the same warnings from both."""
-    with warnings.catch_warnings(record=True) as numpy_warnings:
-        warnings.simplefilter("always")
-        expected = fn(*[a.copy() for a in arrays])
-    with npvk_enabled(min_bytes=0):
-        device = [np.array(a) for a in arrays]
-        delta = StatsDelta()
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            actual = np.array(fn(*device))
-            npvk.sync()
-        ops, fallbacks = delta.device_ops, delta.fallbacks()
-    assert [str(w.message) for w in seen] == [str(w.message) for w in numpy_warnings]
-    return actual, expected, ops, fallbacks
+    fallbacks by ufunc and reason), and the same warnings from both."""
+    actual, expected, delta = run_both_warned(fn, *arrays)
+    return actual, expected, delta.device_ops, delta.fallback_table()
 
 
 # (name, function, operand dtype). NEP 50 makes NumPy scalars strong and
