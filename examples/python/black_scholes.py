@@ -33,6 +33,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--options", type=int, default=2_000_000)
     parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--save", metavar="FILE.npz", help="write the last call and put prices")
     args = parser.parse_args()
     rng = np.random.default_rng(42)
     s = rng.uniform(5.0, 30.0, args.options)
@@ -48,6 +49,8 @@ def main():
     rate = args.options * args.iterations / seconds / 1e6
     print(f"black-scholes: {args.options} options x {args.iterations}: {seconds:.3f} s, "
           f"{rate:.1f} M options/s, checksum {checksum:.6f}")
+    if args.save:
+        np.savez(args.save, call=call, put=put)
 
 
 if __name__ == "__main__":

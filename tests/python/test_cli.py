@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import site
 import sys
 import signal
 import textwrap
@@ -183,8 +184,8 @@ def user_site(tmp_path_factory):
     venv processes no user site: there it is the venv's own site-packages,
     where npvk's wheel put the .pth."""
     if sys.prefix != sys.base_prefix:
-        assert os.path.isfile(os.path.join(NPVK_PYTHON_DIR, "npvk-autoload.pth")), \
-            "the venv's npvk was not installed from the wheel"
+        if NPVK_PYTHON_DIR not in site.getsitepackages():
+            pytest.skip("a venv whose npvk is not installed in it (PYTHONPATH)")
         return subprocess_env()
     base = tmp_path_factory.mktemp("userbase")
     env = subprocess_env(PYTHONUSERBASE=str(base))
