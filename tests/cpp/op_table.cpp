@@ -94,6 +94,12 @@ std::vector<Loop> BuildTable() {
         NPVK_OP_GREATER_EQUAL, NPVK_OP_LOGICAL_AND, NPVK_OP_LOGICAL_OR, NPVK_OP_LOGICAL_XOR}) {
     ToBool(t, op, 2, all);
   }
+  // NumPy 2's int64-with-uint64 comparisons (qQ->?, Qq->?).
+  for (npvk_op op : {NPVK_OP_EQUAL, NPVK_OP_NOT_EQUAL, NPVK_OP_LESS, NPVK_OP_LESS_EQUAL,
+                     NPVK_OP_GREATER, NPVK_OP_GREATER_EQUAL}) {
+    t.push_back({op, 2, {NPVK_INT64, NPVK_UINT64, NPVK_BOOL}});
+    t.push_back({op, 2, {NPVK_UINT64, NPVK_INT64, NPVK_BOOL}});
+  }
   ToBool(t, NPVK_OP_LOGICAL_NOT, 1, all);
   for (npvk_op op : {NPVK_OP_BITWISE_AND, NPVK_OP_BITWISE_OR, NPVK_OP_BITWISE_XOR}) {
     Same(t, op, 2, biu);
@@ -101,9 +107,9 @@ std::vector<Loop> BuildTable() {
   Same(t, NPVK_OP_INVERT, 1, biu);
   Same(t, NPVK_OP_LEFT_SHIFT, 2, iu);
   Same(t, NPVK_OP_RIGHT_SHIFT, 2, iu);
-  for (npvk_op op : {NPVK_OP_FLOOR, NPVK_OP_CEIL, NPVK_OP_TRUNC, NPVK_OP_RINT}) {
-    Same(t, op, 1, floats);
-  }
+  // NumPy 2 adds bool and integer floor, ceil and trunc (the input itself).
+  for (npvk_op op : {NPVK_OP_FLOOR, NPVK_OP_CEIL, NPVK_OP_TRUNC}) Same(t, op, 1, all);
+  Same(t, NPVK_OP_RINT, 1, floats);
   Same(t, NPVK_OP_COPYSIGN, 2, floats);
   for (npvk_op op : {NPVK_OP_ISNAN, NPVK_OP_ISINF, NPVK_OP_ISFINITE}) ToBool(t, op, 1, all);
   ToBool(t, NPVK_OP_SIGNBIT, 1, floats);
@@ -190,7 +196,9 @@ std::string LoopName(const Loop &loop) {
     return name + "_" + DtypeName(loop.dtypes[0]) + "_to_" + DtypeName(loop.dtypes[1]);
   }
   const npvk_dtype key = loop.op == NPVK_OP_WHERE ? loop.dtypes[1] : loop.dtypes[0];
-  if (loop.op == NPVK_OP_LDEXP)
+  // ldexp's exponent, and the second input where the inputs differ (qQ->?).
+  if (loop.op == NPVK_OP_LDEXP || (loop.op != NPVK_OP_WHERE && Signature(loop.op).nin == 2 &&
+                                   loop.dtypes[1] != loop.dtypes[0]))
     return name + "_" + DtypeName(key) + "_" + DtypeName(loop.dtypes[1]);
   return name + "_" + DtypeName(key);
 }

@@ -2,6 +2,7 @@
 // except that a zero from maximum/minimum/fmax/fmin may carry either sign (NumPy's own loops
 // differ).
 #include <cmath>
+#include <type_traits>
 
 #include "op_case_test.hpp"
 
@@ -65,10 +66,31 @@ std::vector<Bytes> ClipValues(std::mt19937 &rng) {
   return {x_lo[0], x_lo[1], hi[1]};
 }
 
+// -1, 0 or 1 as a is below, equal to or above b, by value (int64 with uint64).
+template <class A, class B>
+int CompareValues(A a, B b) {
+  if constexpr (std::is_signed_v<A> && !std::is_signed_v<B>) {
+    if (a < 0) return -1;
+    return uint64_t(a) < b ? -1 : uint64_t(a) > b ? 1 : 0;
+  } else {
+    return -CompareValues(b, a);
+  }
+}
+
 template <class Fn>
 void AddPredicate(std::vector<OpCase> &cases, npvk_op op, Fn fn) {
-  AddCases(cases, op, [&](const Loop &, std::mt19937 &rng, auto tag) {
+  AddCases(cases, op, [&](const Loop &loop, std::mt19937 &rng, auto tag) {
     using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
+      if (loop.dtypes[0] != loop.dtypes[1]) {  // NumPy 2's qQ->? and Qq->?
+        using U = std::conditional_t<std::is_same_v<T, int64_t>, uint64_t, int64_t>;
+        return OpCase{
+            {},
+            MakeElementFn<bool, T, U>([fn](T a, U b) { return bool(fn(CompareValues(a, b), 0)); }),
+            Exact(),
+            BinaryValues<T, U>(rng)};
+      }
+    }
     return OpCase{{},
                   MakeElementFn<bool, T, T>([fn](T a, T b) { return bool(fn(a, b)); }),
                   Exact(),

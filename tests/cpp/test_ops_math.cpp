@@ -1,6 +1,7 @@
 // sqrt, exp, log, power, rounding and floating-point classification against C++ references.
 // Tolerances follow docs/ops.md's "Accuracy" section; everything not named there is exact.
 #include <cmath>
+#include <type_traits>
 
 #include "op_case_test.hpp"
 #include "reference_int.hpp"
@@ -175,9 +176,25 @@ std::vector<OpCase> MathCases() {
   // rint rounds half to even: std::nearbyint in the default rounding mode.
   AddFloatUnary(cases, NPVK_OP_RINT, Exact(),
                 [](auto x) { return decltype(x)(std::nearbyint(x)); });
-  AddFloatUnary(cases, NPVK_OP_FLOOR, Exact(), [](auto x) { return decltype(x)(std::floor(x)); });
-  AddFloatUnary(cases, NPVK_OP_CEIL, Exact(), [](auto x) { return decltype(x)(std::ceil(x)); });
-  AddFloatUnary(cases, NPVK_OP_TRUNC, Exact(), [](auto x) { return decltype(x)(std::trunc(x)); });
+  // bool and integers (NumPy 2's loops): the input itself.
+  AddFloatUnary(cases, NPVK_OP_FLOOR, Exact(), [](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>)
+      return decltype(x)(std::floor(x));
+    else
+      return x;
+  });
+  AddFloatUnary(cases, NPVK_OP_CEIL, Exact(), [](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>)
+      return decltype(x)(std::ceil(x));
+    else
+      return x;
+  });
+  AddFloatUnary(cases, NPVK_OP_TRUNC, Exact(), [](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>)
+      return decltype(x)(std::trunc(x));
+    else
+      return x;
+  });
   // bool and integer loops too: never NaN or infinite.
   AddFloatUnary(cases, NPVK_OP_ISNAN, Exact(), [](auto x) {
     if constexpr (kIsFloat<decltype(x)>)
