@@ -78,6 +78,29 @@ def run_both_stats(fn, *arrays):
     return actual, expected, counted
 
 
+def numpy_error(fn, *arrays):
+    """The exception fn(*arrays) raises on NumPy's path (on copies), or None:
+    what raises differs between NumPy versions (NEP 50's out-of-range
+    Python ints, say), and npvk must raise the same."""
+    try:
+        fn(*[a.copy() for a in arrays])
+    except Exception as exc:  # noqa: BLE001 (any error NumPy raises)
+        return exc
+    return None
+
+
+def assert_raises_like_numpy(error, fn, *arrays):
+    """fn(*arrays) with npvk (on managed copies) raises `error`'s type and
+    message."""
+    with npvk_enabled(min_bytes=0):
+        try:
+            fn(*[np.array(a) for a in arrays])
+        except type(error) as exc:
+            assert str(exc) == str(error)
+        else:
+            raise AssertionError(f"npvk raised nothing where NumPy raised {error!r}")
+
+
 def run_both_warned(fn, *arrays):
     """fn(*arrays) on NumPy's path and with npvk (min_bytes=0, managed
     copies), each recording its warnings, which must be the same:
