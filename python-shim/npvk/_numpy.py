@@ -13,13 +13,13 @@ VERSION = tuple(int(part) for part in _np.__version__.split(".")[:2])
 NUMPY2 = VERSION >= (2, 0)
 
 if NUMPY2:
-    from numpy._core import _multiarray_umath as multiarray_umath
-    from numpy._core import _ufunc_config as ufunc_config
-    from numpy._core import multiarray, umath
+    from numpy._core import _multiarray_umath as multiarray_umath  # noqa: F401
+    from numpy._core import _ufunc_config as ufunc_config  # noqa: F401
+    from numpy._core import multiarray, umath  # noqa: F401
 else:
-    from numpy.core import _multiarray_umath as multiarray_umath
-    from numpy.core import _ufunc_config as ufunc_config
-    from numpy.core import multiarray, umath
+    from numpy.core import _multiarray_umath as multiarray_umath  # noqa: F401
+    from numpy.core import _ufunc_config as ufunc_config  # noqa: F401
+    from numpy.core import multiarray, umath  # noqa: F401
 
 
 def promotion_state():

@@ -164,7 +164,8 @@ PyObject *py_set_promotion(PyObject *, PyObject *arg) {
 PyObject *py_set_numpy_version(PyObject *, PyObject *args) {
   int major = 0, minor = 0;
   if (!PyArg_ParseTuple(args, "ii", &major, &minor)) return nullptr;
-  settings().clip_scalar_bounds_keep_zeros = major > 2 || (major == 2 && minor >= 3);
+  settings().clip_scalar_bounds_keep_zeros = major > 2 || (major == 2 && minor >= 1);
+  settings().half_nextafter_returns_y = major > 2 || (major == 2 && minor >= 5);
   Py_RETURN_NONE;
 }
 

@@ -29,16 +29,21 @@ struct Settings {
   // warnings only NumPy's own type resolution gives.
   enum class Promotion { Legacy, Weak, WeakAndWarn };
   std::atomic<Promotion> promotion{Promotion::Legacy};
-  // NumPy 2.3 and later clip float arrays between two scalar bounds with a
+  // NumPy 2.1 and later clip float arrays between two scalar bounds with a
   // loop of its own, which keeps x where x and a bound are zeros of opposite
   // sign (clip(-0.0, 0.0, 1.0) is -0.0; with array bounds, and in NumPy
-  // before 2.3, it is 0.0). npvk's device loop is the array-bound one, so such
+  // before 2.1, it is 0.0). npvk's device loop is the array-bound one, so such
   // calls stay on NumPy's path (scalar_bounds_differ).
   std::atomic<bool> clip_scalar_bounds_keep_zeros{false};
+  // NumPy 2.5's float16 nextafter returns y where x == y (as C's nextafter
+  // and NumPy's float32/float64 loops do); before 2.5 it returned x, and so
+  // does npvk's device loop, which differs only for zeros of opposite sign.
+  // Under 2.5 those calls stay on NumPy's path.
+  std::atomic<bool> half_nextafter_returns_y{false};
 };
 
 // Whether a float clip with both bounds scalar (`low`, `high`) needs NumPy
-// 2.3's scalar-bound loop: one of them is a zero.
+// 2.1's scalar-bound loop: one of them is a zero.
 bool clip_needs_numpy(double low, double high);
 Settings &settings();
 npvk_context context();  // the managed context (valid once enabled)

@@ -321,7 +321,7 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       return nullptr;
     if (logical_scalar) scalar[k] = truth ? 1.0 : 0.0;
   }
-  // NumPy 2.3's own loop for scalar clip bounds (Settings).
+  // NumPy 2.1+'s own loop for scalar clip bounds (Settings).
   if (nin == 3 && (type == NPY_FLOAT || type == NPY_DOUBLE) && !PyArray_CheckExact(args[1]) &&
       !PyArray_CheckExact(args[2]) && std::strcmp(uf->name, "clip") == 0 &&
       clip_needs_numpy(scalar[1], scalar[2]))
@@ -335,6 +335,8 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   if (!(logical_scalar || exact_first_loop(uf, type, out_types)) ||
       !device_loop_for(callable, type, out_types, nout, &op))
     return nullptr;
+  if (op == NPVK_OP_NEXTAFTER && type == NPY_HALF && settings().half_nextafter_returns_y)
+    return nullptr;  // NumPy's loop, counted there (Settings)
 
   // The broadcast shape, as NumPy aligns shapes at the last dimension.
   npy_intp shape[NPY_MAXDIMS];

@@ -90,7 +90,7 @@ bool any_negative(const char *p, npy_intp n, npy_intp step) {
   return false;
 }
 
-// Float clip with both bounds scalar, one of them zero, under NumPy 2.3+
+// Float clip with both bounds scalar, one of them zero, under NumPy 2.1+
 // (Settings::clip_scalar_bounds_keep_zeros).
 bool scalar_zero_clip_bound(const Slot &s, char **args, const npy_intp *steps) {
   if (s.op != NPVK_OP_CLIP || steps[1] != 0 || steps[2] != 0) return false;
@@ -162,6 +162,9 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
     if (steps[k] == 0) return "reduction";  // an accumulating output
   if (negative_int_exponent(s, args, n, steps)) return "negative exponent";
   if (scalar_zero_clip_bound(s, args, steps)) return "zero clip bound";
+  if (s.op == NPVK_OP_NEXTAFTER && s.dtypes[0] == NPVK_FLOAT16 &&
+      settings().half_nextafter_returns_y)
+    return "float16 nextafter of NumPy 2.5";
   std::array<npvk_view, kMaxOperands> views{};
   const char *reason = nullptr;
   int made = 0;

@@ -22,6 +22,13 @@ from npvk import _native
 from npvk._numpy import NUMPY2, VERSION as NUMPY_VERSION  # noqa: F401 (for the tests)
 from npvk._numpy import umath as np_umath  # noqa: F401 (numpy.core or numpy._core)
 
+# Loops that npvk leaves to NumPy under the running NumPy, which computes them
+# differently from earlier versions and from the device: {(ufunc, types):
+# the fallback reason counted}. docs/architecture.md, "NumPy versions".
+VERSION_FALLBACKS = {
+    ("nextafter", "ee->e"): "float16 nextafter of NumPy 2.5",
+} if NUMPY_VERSION >= (2, 5) else {}
+
 # ---------------------------------------------------------------------------
 # Paths
 
