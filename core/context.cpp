@@ -614,6 +614,11 @@ void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &ax
             "initial must be a scalar view of the output's dtype");
     r.has_init = true;
     r.init_bits = initial->scalar_bits;
+  } else if (op == NPVK_OP_ADD && dtype_info(out.dtype).kind == DtypeKind::Float) {
+    // NumPy's float sum starts from +0 (a sum of negative zeros is +0), the
+    // kernels from -0 (so that `initial` -0 and negative zeros give -0).
+    r.has_init = true;
+    r.init_bits = 0;
   }
   int64_t in_lo, in_hi, out_lo, out_hi;
   in.byte_extent(dtype_info(in.dtype).itemsize, in_lo, in_hi);

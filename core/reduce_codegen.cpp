@@ -166,7 +166,10 @@ std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
   if (has_identity && !kahan)
     out << scalar_load(res, std::to_string(identity_bits) + "ul");
   else if (kahan)
-    out << acc_t << "(0)";  // +0: a sum of negative zeros is +0, as in NumPy
+    // -0, the exact identity of float addition: a run of negative zeros stays
+    // -0, so that `initial` -0 gives -0 as in NumPy (Context::reduce makes
+    // `initial` +0 where none is given: NumPy's sum of negative zeros is +0).
+    out << scalar_load(res, std::to_string(uint64_t(1) << (8 * res.itemsize - 1)) + "ul");
   else
     out << "load_element(pin, base, 0)";
   out << ";\n    uint bad = 0u;\n";
@@ -182,7 +185,10 @@ std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
     out << "      acc = " << combine("acc", "x") << ";\n";
   out << "    }\n";
   // An infinite sum makes the compensation NaN: keep the sum.
-  if (kahan) out << "    if (" << is_finite(res, "acc") << ") acc = acc + comp;\n";
+  // (A zero compensation is not added: -0 + +0 would make a -0 sum +0.)
+  if (kahan)
+    out << "    if (" << is_finite(res, "acc") << " && comp != " << acc_t
+        << "(0)) acc = acc + comp;\n";
 
   if (wg) {
     // The lanes' tree, unrolled (a loop would count against the cap).

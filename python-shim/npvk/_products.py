@@ -4,7 +4,8 @@ npvk replaces (python-shim/src/matmul_loop.cpp). The C functions are taken
 over the way ufunc.reduce is (python-shim/src/ufunc_methods.cpp).
 
 What matmul would compute differently goes to NumPy, counted under
-``npvk.stats()["ops_fallback"]["dot"]`` and so on: ``out=``, operands of more
+``npvk.stats()["ops_fallback"]["dot"]`` and so on: an ``out=`` other than a
+C-contiguous ndarray of the result's shape and the operands' one dtype, operands of more
 than two dimensions or 0-d, complex values (vdot conjugates), object and
 string dtypes, shapes that do not fit (NumPy raises its own error), and
 vdot's non-contiguous operands (flattening them would copy on the host).
@@ -36,11 +37,21 @@ def _operands(a, b):
 
 
 def _dot(module, a, b, out=None):
-    if out is not None:
-        raise _Decline("out")
     _operands(a, b)
     if a.shape[-1] != b.shape[0 if b.ndim == 1 else -2]:
         raise _Decline("shape")  # NumPy's "shapes ... not aligned"
+    if out is not None:
+        # dot(a, b, out) computes what dot(a, b) does (one path for both, so
+        # that they agree to the bit): matmul into `out`, where NumPy would
+        # accept `out` (its exact type, dtype and shape, C-contiguous); NumPy
+        # raises for the rest. An `out` overlapping an operand is matmul's to
+        # handle (it copies the operand first, as dot does).
+        shape = a.shape[:-1] + b.shape[1:]
+        if (type(out) is not _np.ndarray or not shape or out.shape != shape or
+                not out.flags.c_contiguous or not out.flags.writeable or
+                not (a.dtype == b.dtype == out.dtype)):
+            raise _Decline("out")
+        return _np.matmul(a, b, out=out)
     return _np.matmul(a, b)
 
 

@@ -60,7 +60,11 @@ def uninstall():
 def _result_dtype(ufunc, dt, dtype):
     if dtype is not None:
         if ufunc.__name__ in _LOGICAL:
-            raise _Decline("dtype")
+            # NumPy 2's np.any/np.all pass dtype=bool: the same result as the
+            # logical reduction of the input itself (each element's truth value).
+            if _np.dtype(dtype) != _np.dtype(bool):
+                raise _Decline("dtype")
+            return _np.dtype(bool)
         return _np.dtype(dtype)
     if ufunc.__name__ in _LOGICAL:
         return _np.dtype(bool)

@@ -56,6 +56,12 @@ def where(*args, **kwargs):
 
 where.__doc__ = _np.where.__doc__
 where.__wrapped__ = _np.where
+# What NumPy's own where shows (NumPy 2.4 gives its C functions a
+# __signature__; NumPy's test_c_func_dispatcher_signature looks for it).
+for _attr in ("__module__", "__qualname__", "__signature__"):
+    if hasattr(_np.where, _attr):
+        setattr(where, _attr, getattr(_np.where, _attr))
+del _attr
 
 
 def install(native, min_bytes):

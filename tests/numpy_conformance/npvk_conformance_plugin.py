@@ -10,6 +10,8 @@
   already ran in an earlier attempt of the same run, and the one that crashed.
 - NPVK_CONFORMANCE_TEST_TIMEOUT=seconds: a test running longer ends the
   process (faulthandler dumps the stacks), so one hang cannot stall the run.
+  The dump goes to NPVK_CONFORMANCE_FAULT_LOG=path where given (pytest
+  captures the test's stderr, and the process ends before it is shown).
 - NPVK_CONFORMANCE_STATS=path: npvk.stats() at the end of the session (JSON).
 """
 
@@ -20,6 +22,7 @@ import time
 
 _log = None
 _timeout = 0
+_fault_log = None
 
 
 def _write(record):
@@ -29,11 +32,14 @@ def _write(record):
 
 
 def pytest_configure(config):
-    global _log, _timeout
+    global _log, _timeout, _fault_log
     path = os.environ.get("NPVK_CONFORMANCE_LOG")
     if path:
         _log = open(path, "a", buffering=1)
     _timeout = float(os.environ.get("NPVK_CONFORMANCE_TEST_TIMEOUT", "0") or 0)
+    fault_path = os.environ.get("NPVK_CONFORMANCE_FAULT_LOG")
+    if fault_path and _timeout > 0:
+        _fault_log = open(fault_path, "a")
     if os.environ.get("NPVK_CONFORMANCE_ENABLE") == "1":
         import npvk
 
@@ -58,7 +64,12 @@ def pytest_collection_modifyitems(session, config, items):
 def pytest_runtest_logstart(nodeid, location):
     _write({"event": "start", "nodeid": nodeid})
     if _timeout > 0:
-        faulthandler.dump_traceback_later(_timeout, exit=True)
+        if _fault_log is not None:
+            _fault_log.write(f"start {nodeid}\n")
+            _fault_log.flush()
+            faulthandler.dump_traceback_later(_timeout, exit=True, file=_fault_log)
+        else:
+            faulthandler.dump_traceback_later(_timeout, exit=True)
 
 
 def pytest_runtest_logfinish(nodeid, location):

@@ -1,10 +1,12 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """NumPy's own test suite, run plain and with npvk, compared test by test.
 
     /usr/bin/python3 tests/numpy_conformance/run.py [--quick] [--files F ...]
+    /path/to/venv/bin/python tests/numpy_conformance/run.py --build-dir build-np2 --quick
 
-Runs the tests of the installed NumPy (numpy/core/tests) twice with pytest, in
-subprocesses: once plain, once with npvk enabled for the whole session with
+Runs the tests of the NumPy that --python imports (numpy/_core/tests on NumPy
+2.x, numpy/core/tests on 1.x) twice with pytest, in subprocesses: once plain,
+once with npvk (from --build-dir) enabled for the whole session with
 NPVK_MIN_BYTES=0 (npvk_conformance_plugin.py, loaded with -p, calls
 npvk.enable() at pytest_configure), so every array NumPy's tests make is managed
 memory and every replaced loop is eligible for the device. It reports the counts
@@ -74,7 +76,7 @@ QUICK_SELECTION = [
     "test_ufunc.py::TestUfunc::test_where_param_alloc",
     "test_ufunc.py::TestUfunc::test_where_with_broadcasting",
     "test_ufunc.py::TestUfunc::test_output_argument",
-    "test_ufunc.py::TestUfunc::test_inplace_fancy_indexing",
+    "test_ufunc.py::TestUfunc::test_inplace_fancy_indexing",  # test_ufunc_at_* on 2.x
     "test_multiarray.py::TestBinop",
     "test_multiarray.py::TestStats",
     "test_multiarray.py::TestPickling",
@@ -85,6 +87,22 @@ QUICK_SELECTION = [
     "test_multiarray.py::TestCTypes",
 ]
 
+# Selections whose test is gone from a NumPy version, and what took its place
+# there (resolve() uses these only when the selection itself does not exist).
+# NumPy 2.0 split TestUfunc::test_inplace_fancy_indexing into test_ufunc_at_*
+# tests; these six hold its checks (test_ufunc_at_inner_loops and the other
+# new ones test more than the old test did, and are slow under npvk).
+RENAMED = {
+    "test_ufunc.py::TestUfunc::test_inplace_fancy_indexing": [
+        "test_ufunc.py::TestUfunc::test_ufunc_at_basic",
+        "test_ufunc.py::TestUfunc::test_ufunc_at_multiD",
+        "test_ufunc.py::TestUfunc::test_ufunc_at_0D",
+        "test_ufunc.py::TestUfunc::test_ufunc_at_dtypes",
+        "test_ufunc.py::TestUfunc::test_ufunc_at_boolean",
+        "test_ufunc.py::TestUfunc::test_ufunc_at_advanced",
+    ],
+}
+
 KNOWN_FAILURES = os.path.join(HERE, "known_failures.txt")
 
 BAD = {"failed", "error", "crashed", "timeout"}
@@ -93,15 +111,48 @@ OUTCOMES = ["passed", "failed", "error", "skipped", "xfailed", "xpassed", "crash
 
 
 def numpy_info(python):
-    out = subprocess.run(
-        [python, "-c", "import numpy, os; print(numpy.__version__); "
-                       "print(os.path.dirname(numpy.__file__))"],
-        capture_output=True, text=True, check=True).stdout.split("\n")
-    return out[0].strip(), out[1].strip()
+    """-> (NumPy version, its package directory, its tests directory, Python version)
+    of the interpreter `python`."""
+    proc = subprocess.run(
+        [python, "-c", "import numpy, os, sys; print(numpy.__version__); "
+                       "print(os.path.dirname(numpy.__file__)); print(sys.version.split()[0])"],
+        capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"run.py: {python} cannot import numpy:\n{proc.stderr.strip()}")
+    version, numpy_dir, py_version = (l.strip() for l in proc.stdout.split("\n")[:3])
+    # NumPy 2.x moved numpy.core to numpy._core (numpy/core is a shim without
+    # tests); 1.x has numpy/core/tests.
+    for sub in ("_core", "core"):
+        tests_dir = os.path.join(numpy_dir, sub, "tests")
+        if os.path.isdir(tests_dir):
+            return version, numpy_dir, tests_dir, py_version
+    raise SystemExit(f"run.py: NumPy {version} at {numpy_dir} has no _core/tests or core/tests "
+                     "(a NumPy installed without its tests?)")
 
 
-def resolve(selection, tests_dir):
-    """'test_umath.py', 'test_umath.py::TestX', or a path -> pytest args."""
+def node_exists(path, names):
+    """Whether file `path` defines the class/function chain `names` (static check)."""
+    import ast
+
+    try:
+        with open(path) as f:
+            node = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return True  # let pytest decide
+    for name in names:
+        name = name.split("[", 1)[0]
+        found = [n for n in node.body if isinstance(
+            n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+        if not found:
+            return False
+        node = found[0]
+    return True
+
+
+def resolve(selection, tests_dir, notes=None):
+    """'test_umath.py', 'test_umath.py::TestX', or a path -> pytest args.
+    A test the selection names that this NumPy's file lacks is replaced by its
+    RENAMED entries, or left out; `notes` gets a line for each."""
     args = []
     for s in selection:
         path, sep, rest = s.partition("::")
@@ -109,6 +160,16 @@ def resolve(selection, tests_dir):
             path = os.path.join(tests_dir, path)
         if not os.path.exists(path):
             raise SystemExit(f"run.py: no such test file: {path}")
+        if rest and not node_exists(path, rest.split("::")):
+            renamed = [r for r in RENAMED.get(s, [])
+                       if node_exists(os.path.join(tests_dir, r.partition("::")[0]),
+                                      r.partition("::")[2].split("::"))]
+            if notes is not None:
+                notes.append(f"{s}: not in this NumPy; " +
+                             (f"running {', '.join(r.split('::')[-1] for r in renamed)} instead"
+                              if renamed else "left out"))
+            args += [os.path.join(tests_dir, r) for r in renamed]
+            continue
         args.append(path + sep + rest)
     return args
 
@@ -135,9 +196,10 @@ def outcome_of(phases):
     return result, message
 
 
-def parse_log(path, durations=None):
+def parse_log(path, durations=None, ignore=()):
     """-> (outcomes {nodeid: (outcome, message)}, unfinished nodeid or None, npvk info);
-    adds each test's seconds to `durations` if given."""
+    adds each test's seconds to `durations` if given. `ignore`: tests already
+    recorded as crashed (they stay unfinished in the log)."""
     phases, started, finished, info = {}, [], set(), {}
     if not os.path.exists(path):
         return {}, None, info
@@ -160,7 +222,8 @@ def parse_log(path, durations=None):
             elif ev == "npvk":
                 info = rec
     outcomes = {nid: outcome_of(p) for nid, p in phases.items() if nid in finished}
-    unfinished = next((nid for nid in reversed(started) if nid not in finished), None)
+    unfinished = next((nid for nid in reversed(started)
+                       if nid not in finished and nid not in ignore), None)
     return outcomes, unfinished, info
 
 
@@ -170,7 +233,8 @@ def run_mode(mode, pytest_args, args, out_dir):
     skip = os.path.join(out_dir, f"{mode}.skip")
     console = os.path.join(out_dir, f"{mode}.log")
     stats_path = os.path.join(out_dir, f"{mode}-npvk-stats.json")
-    for p in (log, skip, console, stats_path):
+    fault_log = os.path.join(out_dir, f"{mode}-timeouts.log")
+    for p in (log, skip, console, stats_path, fault_log):
         if os.path.exists(p):
             os.remove(p)
     env = dict(os.environ)
@@ -181,6 +245,7 @@ def run_mode(mode, pytest_args, args, out_dir):
     env["NPVK_CONFORMANCE_LOG"] = log
     env["NPVK_CONFORMANCE_SKIP"] = skip
     env["NPVK_CONFORMANCE_TEST_TIMEOUT"] = str(args.test_timeout)
+    env["NPVK_CONFORMANCE_FAULT_LOG"] = fault_log
     env.setdefault("NPVK_CACHE_DIR", os.path.join(args.build_dir, "test-kernel-cache"))
     for var in ("NPVK", "NPVK_STATS", "NPVK_CONFORMANCE_ENABLE", "NPVK_CONFORMANCE_STATS"):
         env.pop(var, None)
@@ -195,8 +260,11 @@ def run_mode(mode, pytest_args, args, out_dir):
     attempt = 0
     while True:
         attempt += 1
+        # --rootdir: node ids relative to the NumPy package (core/tests/... on
+        # 1.x, _core/tests/... on 2.x) wherever --out is; numpy/conftest.py
+        # stays inside it.
         cmd = [args.python, "-m", "pytest", "-p", "npvk_conformance_plugin",
-               "-p", "no:cacheprovider", "-q", "-rN", "--tb=short",
+               "-p", "no:cacheprovider", f"--rootdir={args.numpy_dir}", "-q", "-rN", "--tb=short",
                f"--junitxml={os.path.join(out_dir, f'{mode}-{attempt}.xml')}"]
         if args.k:
             cmd += ["-k", args.k]
@@ -209,7 +277,7 @@ def run_mode(mode, pytest_args, args, out_dir):
                                     cwd=out_dir, timeout=args.timeout).returncode
             except subprocess.TimeoutExpired:
                 rc = "timeout"
-        outcomes, unfinished, info = parse_log(log)
+        outcomes, unfinished, info = parse_log(log, ignore=crashed)
         if unfinished is None or attempt > args.max_restarts:
             if unfinished is not None:
                 crashed[unfinished] = ("crashed", f"exit status {rc}; restarts exhausted")
@@ -218,7 +286,17 @@ def run_mode(mode, pytest_args, args, out_dir):
         # crash, or the per-test timeout). Record it, skip what already ran.
         with open(console) as con:
             tail = con.read()[-4000:]
-        kind = "timeout" if ("Timeout (" in tail or rc == "timeout") else "crashed"
+        # The per-test timeout's stack dump goes to fault_log (pytest captures
+        # the test's stderr): after the line naming the test that started last.
+        dump = ""
+        if os.path.exists(fault_log):
+            with open(fault_log) as f:
+                text = f.read()
+            dump = text[text.rfind(f"start {unfinished}\n"):] if unfinished in text else ""
+        kind = "timeout" if ("Timeout (" in tail or "Timeout (" in dump or
+                             rc == "timeout") else "crashed"
+        if "Timeout (" in dump:
+            tail = dump[-4000:]
         crashed[unfinished] = (kind, f"exit status {rc}\n{tail[-1500:]}")
         with open(skip, "w") as f:
             for nid in list(outcomes) + list(crashed):
@@ -234,6 +312,22 @@ def run_mode(mode, pytest_args, args, out_dir):
             stats = json.load(f)
     return {"outcomes": outcomes, "seconds": elapsed, "attempts": attempt, "npvk": info,
             "stats": stats, "durations": durations}
+
+
+def check_npvk(args):
+    """Exits with a message unless `args.python` imports npvk from the build tree
+    (an npvk built against another Python, or a build without the shim)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(args.build_dir, "python")] +
+        [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    proc = subprocess.run([args.python, "-c", "import npvk"], env=env, capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"run.py: {args.python} cannot import npvk from "
+                         f"{os.path.join(args.build_dir, 'python')} (build it for this "
+                         f"interpreter, or pass --build-dir):\n{proc.stderr.strip()[-2000:]}")
 
 
 def load_mode(mode, out_dir):
@@ -289,22 +383,42 @@ def load_known(path):
     return known
 
 
+def known_key(nodeid):
+    """A node id without the directories of its file: 'tests/test_x.py::T::f' and
+    '_core/tests/test_x.py::T::f' (the rootdir differs between NumPy 1.x and 2.x)
+    are both 'test_x.py::T::f'."""
+    path, sep, rest = nodeid.partition("::")
+    return path.replace("\\", "/").rsplit("/", 1)[-1] + sep + rest
+
+
 def known_entry(nodeid, known):
-    if nodeid in known:
-        return nodeid
-    return group_of(nodeid) if group_of(nodeid) in known else None
+    """The entry of `known` that covers `nodeid` (exact, or its function), or None."""
+    keys = getattr(known_entry, "_keys", None)
+    if keys is None or keys[0] is not known:
+        keys = (known, {known_key(e): e for e in known})
+        known_entry._keys = keys
+    by_key = keys[1]
+    for candidate in (nodeid, group_of(nodeid)):
+        if candidate in known:
+            return candidate
+        if known_key(candidate) in by_key:
+            return by_key[known_key(candidate)]
+    return None
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--files", nargs="+", metavar="F",
-                   help="test files (names in numpy/core/tests, paths, or node ids); "
+                   help="test files (names in numpy/_core/tests or numpy/core/tests, "
+                        "paths, or node ids); "
                         f"default: {' '.join(DEFAULT_FILES)}")
     p.add_argument("--quick", action="store_true",
                    help="a CI-sized subset (a few minutes on 2 cores)")
     p.add_argument("-k", help="pytest -k expression, passed to both runs")
-    p.add_argument("--python", default="/usr/bin/python3" if os.path.exists("/usr/bin/python3")
-                   else sys.executable, help="the interpreter with NumPy and pytest")
+    p.add_argument("--python", default=sys.executable,
+                   help="the interpreter with NumPy and pytest whose NumPy is tested "
+                        "(default: the one running run.py); --build-dir must hold an npvk "
+                        "built for it")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"),
                    help="npvk's build tree (its python/ holds the npvk package)")
     p.add_argument("--out", help="where logs and reports go (default: BUILD/numpy-conformance)")
@@ -331,12 +445,18 @@ def main():
     out_dir = os.path.abspath(args.out or os.path.join(args.build_dir, "numpy-conformance"))
     os.makedirs(out_dir, exist_ok=True)
 
-    version, numpy_dir = numpy_info(args.python)
-    tests_dir = os.path.join(numpy_dir, "core", "tests")
+    version, numpy_dir, tests_dir, py_version = numpy_info(args.python)
+    args.numpy_dir = numpy_dir
     selection = args.files or (QUICK_SELECTION if args.quick else DEFAULT_FILES)
-    pytest_args = resolve(selection, tests_dir)
-    print(f"NumPy {version} ({tests_dir}); {'quick subset' if args.quick and not args.files else ''}"
-          f" {len(pytest_args)} selections; output in {out_dir}", flush=True)
+    notes = []
+    pytest_args = resolve(selection, tests_dir, notes)
+    print(f"NumPy {version} ({tests_dir}), Python {py_version} ({args.python}); "
+          f"{'quick subset, ' if args.quick and not args.files else ''}"
+          f"{len(pytest_args)} selections; output in {out_dir}", flush=True)
+    for note in notes:
+        print(f"  {note}", flush=True)
+    if not args.report_only and args.only != "plain":
+        check_npvk(args)
 
     results = {}
     for mode in ("plain", "npvk"):
@@ -348,14 +468,17 @@ def main():
         print(f"running {mode} ...", flush=True)
         results[mode] = run_mode(mode, pytest_args, args, out_dir)
 
-    print()
+    print(f"\nNumPy {version}, Python {py_version}")
     header = f"{'run':6} " + " ".join(f"{o:>8}" for o in OUTCOMES) + f" {'total':>7} {'time':>8}"
     print(header)
     for mode, res in results.items():
         c = summarize(res)
         print(f"{mode:6} " + " ".join(f"{c.get(o, 0):8d}" for o in OUTCOMES) +
               f" {sum(c.values()):7d} {res['seconds']:7.0f}s")
-    report = {"numpy": version, "selection": selection, "k": args.k,
+    report = {"numpy": version, "numpy_dir": numpy_dir, "tests_dir": tests_dir,
+              "python": args.python, "python_version": py_version,
+              "build_dir": args.build_dir, "selection": selection,
+              "selection_notes": notes, "pytest_args": pytest_args, "k": args.k,
               "min_bytes": args.min_bytes, "validation": args.validation,
               "counts": {m: dict(summarize(r)) for m, r in results.items()},
               "seconds": {m: round(r["seconds"], 1) for m, r in results.items()},

@@ -73,7 +73,8 @@ def test_products_npvk_leaves_to_numpy_are_counted_and_equal(case, reason):
         a, b = rng.standard_normal((3, 10, 20)), rng.standard_normal((20, 4))
         fn = np.dot
     elif case == "dot out=":
-        a, b = rng.standard_normal((10, 20)), rng.standard_normal((20, 4))
+        # Operands of two dtypes: NumPy's dot with out= (one dtype goes to matmul).
+        a, b = rng.standard_normal((10, 20)), rng.standard_normal((20, 4)).astype(np.float32)
         fn = lambda x, y: np.dot(x, y, out=np.empty((10, 4)))  # noqa: E731
     else:
         a, b = rng.standard_normal((40, 20)), rng.standard_normal((40, 20))
@@ -81,6 +82,33 @@ def test_products_npvk_leaves_to_numpy_are_counted_and_equal(case, reason):
     actual, expected, fallbacks, _ = run_both_counted(fn, a, b)
     assert_same(actual, expected)  # NumPy's own path both times
     assert fallbacks.get(name, {}).get(reason, 0) == 1, fallbacks
+
+
+@pytest.mark.parametrize("sb", [(20, 4), (20,)])
+def test_dot_with_out_is_dot_without(sb):
+    # dot(a, b, out) goes to the device like dot(a, b), so the two agree to the
+    # bit (NumPy's test_dot_3args), and returns `out`; so does an `out` that is
+    # an operand (NumPy's test_dot_out_mem_overlap).
+    import npvk
+    from npvk_testlib import npvk_enabled
+
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((10, 20)), rng.standard_normal(sb)
+    with npvk_enabled():
+        npvk.sync()
+        before = dict(npvk.stats()["ops_fallback"].get("dot", {}))
+        a, b = np.array(a), np.array(b)
+        r = np.empty((10,) + sb[1:])
+        expected = np.dot(a, b)
+        assert np.dot(a, b, r) is r
+        assert_same(r, expected)
+        sq = np.array(rng.standard_normal((20, 20)))
+        c = np.array(rng.standard_normal((20, 20)))
+        expected = np.dot(sq, c)
+        assert np.dot(sq, c, out=c) is c
+        assert_same(c, expected)
+        npvk.sync()
+        assert npvk.stats()["ops_fallback"].get("dot", {}) == before
 
 
 def test_product_shape_errors_are_numpy_s():
