@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace npvk {
 namespace {

@@ -7,12 +7,12 @@
 #include <memory>
 #include <mutex>
 
+#include "base/error.hpp"
 #include "capi/barrier.hpp"
 #include "capi/handles.hpp"
-#include "core/buffer.hpp"
-#include "core/context.hpp"
-#include "core/error.hpp"
-#include "core/view.hpp"
+#include "compile/view.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/context.hpp"
 
 namespace npvk {
 

@@ -2,33 +2,51 @@
 #include <cstring>
 
 #include "capi/capi_common.hpp"
-#include "core/dtype.hpp"
+#include "compile/dtype.hpp"
 #include "vulkan/physical_device.hpp"
 
 using namespace npvk;
 
 extern "C" {
 
-NPVK_API uint32_t npvk_abi_version(void) { return NPVK_ABI_VERSION; }
+NPVK_API uint32_t npvk_abi_version(void) {
+  return NPVK_ABI_VERSION;
+}
 
-NPVK_API const char *npvk_version_string(void) { return NPVK_VERSION_STRING; }
+NPVK_API const char *npvk_version_string(void) {
+  return NPVK_VERSION_STRING;
+}
 
 NPVK_API const char *npvk_status_string(npvk_status status) {
   switch (status) {
-    case NPVK_SUCCESS: return "NPVK_SUCCESS";
-    case NPVK_ERR_INVALID_ARGUMENT: return "NPVK_ERR_INVALID_ARGUMENT";
-    case NPVK_ERR_INVALID_HANDLE: return "NPVK_ERR_INVALID_HANDLE";
-    case NPVK_ERR_BAD_DTYPE: return "NPVK_ERR_BAD_DTYPE";
-    case NPVK_ERR_SHAPE_MISMATCH: return "NPVK_ERR_SHAPE_MISMATCH";
-    case NPVK_ERR_OUT_OF_BOUNDS: return "NPVK_ERR_OUT_OF_BOUNDS";
-    case NPVK_ERR_UNSUPPORTED: return "NPVK_ERR_UNSUPPORTED";
-    case NPVK_ERR_NO_DEVICE: return "NPVK_ERR_NO_DEVICE";
-    case NPVK_ERR_OUT_OF_HOST_MEMORY: return "NPVK_ERR_OUT_OF_HOST_MEMORY";
-    case NPVK_ERR_OUT_OF_DEVICE_MEMORY: return "NPVK_ERR_OUT_OF_DEVICE_MEMORY";
-    case NPVK_ERR_DEVICE_LOST: return "NPVK_ERR_DEVICE_LOST";
-    case NPVK_ERR_COMPILE: return "NPVK_ERR_COMPILE";
-    case NPVK_ERR_VULKAN: return "NPVK_ERR_VULKAN";
-    case NPVK_ERR_INTERNAL: return "NPVK_ERR_INTERNAL";
+    case NPVK_SUCCESS:
+      return "NPVK_SUCCESS";
+    case NPVK_ERR_INVALID_ARGUMENT:
+      return "NPVK_ERR_INVALID_ARGUMENT";
+    case NPVK_ERR_INVALID_HANDLE:
+      return "NPVK_ERR_INVALID_HANDLE";
+    case NPVK_ERR_BAD_DTYPE:
+      return "NPVK_ERR_BAD_DTYPE";
+    case NPVK_ERR_SHAPE_MISMATCH:
+      return "NPVK_ERR_SHAPE_MISMATCH";
+    case NPVK_ERR_OUT_OF_BOUNDS:
+      return "NPVK_ERR_OUT_OF_BOUNDS";
+    case NPVK_ERR_UNSUPPORTED:
+      return "NPVK_ERR_UNSUPPORTED";
+    case NPVK_ERR_NO_DEVICE:
+      return "NPVK_ERR_NO_DEVICE";
+    case NPVK_ERR_OUT_OF_HOST_MEMORY:
+      return "NPVK_ERR_OUT_OF_HOST_MEMORY";
+    case NPVK_ERR_OUT_OF_DEVICE_MEMORY:
+      return "NPVK_ERR_OUT_OF_DEVICE_MEMORY";
+    case NPVK_ERR_DEVICE_LOST:
+      return "NPVK_ERR_DEVICE_LOST";
+    case NPVK_ERR_COMPILE:
+      return "NPVK_ERR_COMPILE";
+    case NPVK_ERR_VULKAN:
+      return "NPVK_ERR_VULKAN";
+    case NPVK_ERR_INTERNAL:
+      return "NPVK_ERR_INTERNAL";
   }
   return "NPVK_ERR_UNKNOWN_STATUS";
 }

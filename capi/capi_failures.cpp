@@ -1,7 +1,7 @@
 // Failure handling: the host loop that replays failed flushes, failure
 // counts, and fault injection for tests.
 #include "capi/capi_common.hpp"
-#include "core/fault_injection.hpp"
+#include "runtime/fault_injection.hpp"
 
 using namespace npvk;
 

@@ -2,8 +2,8 @@
 #include <vector>
 
 #include "capi/capi_common.hpp"
-#include "core/iteration.hpp"
-#include "core/op_table.hpp"
+#include "compile/iteration.hpp"
+#include "compile/ops.hpp"
 
 using namespace npvk;
 

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "capi/capi_common.hpp"
-#include "core/dtype.hpp"
+#include "compile/dtype.hpp"
 
 using namespace npvk;
 
@@ -11,10 +11,14 @@ namespace {
 uint64_t widen_scalar(npvk_dtype dtype, const void *value) {
   const DtypeInfo &info = dtype_info(dtype);
   switch (dtype) {
-    case NPVK_BOOL: return *static_cast<const uint8_t *>(value) != 0;
-    case NPVK_INT8: return uint64_t(int64_t(*static_cast<const int8_t *>(value)));
-    case NPVK_INT16: return uint64_t(int64_t(*static_cast<const int16_t *>(value)));
-    case NPVK_INT32: return uint64_t(int64_t(*static_cast<const int32_t *>(value)));
+    case NPVK_BOOL:
+      return *static_cast<const uint8_t *>(value) != 0;
+    case NPVK_INT8:
+      return uint64_t(int64_t(*static_cast<const int8_t *>(value)));
+    case NPVK_INT16:
+      return uint64_t(int64_t(*static_cast<const int16_t *>(value)));
+    case NPVK_INT32:
+      return uint64_t(int64_t(*static_cast<const int32_t *>(value)));
     default: {
       // Unsigned integers zero-extend; floats keep their bit pattern.
       uint64_t bits = 0;
@@ -36,8 +40,7 @@ NPVK_API npvk_status npvk_view_create(npvk_buffer hb, uint64_t offset, npvk_dtyp
     auto buffer = get_buffer(hb);
     ContextLock lock(buffer->ctx().mutex());
     buffer->ctx().check_usable();
-    out->id = handle_add(HandleKind::View,
-                         make_view(buffer, offset, dtype, ndim, shape, strides));
+    out->id = handle_add(HandleKind::View, make_view(buffer, offset, dtype, ndim, shape, strides));
   });
 }
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace npvk {
 namespace {
@@ -24,9 +24,12 @@ Table &table() {
 
 const char *kind_name(HandleKind kind) {
   switch (kind) {
-    case HandleKind::Context: return "context";
-    case HandleKind::Buffer: return "buffer";
-    case HandleKind::View: return "view";
+    case HandleKind::Context:
+      return "context";
+    case HandleKind::Buffer:
+      return "buffer";
+    case HandleKind::View:
+      return "view";
   }
   return "object";
 }
@@ -34,10 +37,12 @@ const char *kind_name(HandleKind kind) {
 [[noreturn]] void invalid(HandleKind kind, uint64_t id) {
   std::string msg = std::string("invalid ") + kind_name(kind) + " handle " + std::to_string(id);
   uint8_t actual = uint8_t(id >> 56);
-  if (id == 0) msg += " (zero: never created)";
+  if (id == 0)
+    msg += " (zero: never created)";
   else if (actual != uint8_t(kind) && actual >= 1 && actual <= 3)
     msg += std::string(" (it is a ") + kind_name(HandleKind(actual)) + " handle)";
-  else msg += " (released or never created)";
+  else
+    msg += " (released or never created)";
   fail(NPVK_ERR_INVALID_HANDLE, msg);
 }
 

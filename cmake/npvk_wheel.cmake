@@ -7,7 +7,7 @@
 #   npvk/bin/npvk-info          run by the npvk-info console script (npvk/_info.py)
 #   npvk_autoload.py, npvk-autoload.pth   NPVK=1 for every program
 install(TARGETS npvk LIBRARY DESTINATION npvk)
-install(DIRECTORY ${CMAKE_CURRENT_LIST_DIR}/../capi/include/npvk DESTINATION npvk/include
+install(DIRECTORY ${CMAKE_CURRENT_LIST_DIR}/../include/npvk DESTINATION npvk/include
         FILES_MATCHING PATTERN "*.h")
 set_target_properties(npvk-info PROPERTIES INSTALL_RPATH "$ORIGIN/..")
 install(TARGETS npvk-info RUNTIME DESTINATION npvk/bin)

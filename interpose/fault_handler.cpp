@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/tracked_mutex.hpp"
+#include "base/tracked_mutex.hpp"
 #include "interpose/managed_memory.hpp"
 
 namespace npvk {

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "interpose/fault_handler.hpp"
 #include "interpose/syscall_guard.hpp"
 

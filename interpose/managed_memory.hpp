@@ -23,8 +23,8 @@
 #include <mutex>
 #include <vector>
 
-#include "core/buffer.hpp"
-#include "core/context.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/context.hpp"
 
 namespace npvk {
 

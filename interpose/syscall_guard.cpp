@@ -14,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/tracked_mutex.hpp"
+#include "base/tracked_mutex.hpp"
 #include "interpose/got_patch.hpp"
 #include "interpose/managed_memory.hpp"
 

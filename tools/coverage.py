@@ -25,7 +25,7 @@ import mdblock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# npvk_dtype codes (capi/include/npvk/npvk.h) by NumPy type character.
+# npvk_dtype codes (include/npvk/npvk.h) by NumPy type character.
 NPVK_DTYPE = {"?": 0, "b": 1, "h": 2, "i": 3, "l": 4, "q": 4, "B": 5, "H": 6, "I": 7, "L": 8,
               "Q": 8, "e": 9, "f": 10, "d": 11}
 NUMERIC = set("?bBhHiIlLqQefdgFDG")

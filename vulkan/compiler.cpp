@@ -5,7 +5,7 @@
 #include <memory>
 #include <sstream>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace npvk::vk {
 namespace {
@@ -30,11 +30,10 @@ std::vector<uint32_t> compile_glsl(const std::string &source, const std::string 
                                          shaderc_env_version_vulkan_1_2);
   // The driver optimises anyway; SPIR-V-level optimisation would only cost
   // compile time, which users notice on first runs.
-  shaderc_compile_options_set_optimization_level(options.get(),
-                                                 shaderc_optimization_level_zero);
+  shaderc_compile_options_set_optimization_level(options.get(), shaderc_optimization_level_zero);
   std::unique_ptr<shaderc_compilation_result, void (*)(shaderc_compilation_result_t)> result(
-      shaderc_compile_into_spv(compiler.get(), source.data(), source.size(),
-                               shaderc_compute_shader, name.c_str(), "main", options.get()),
+      shaderc_compile_into_spv(compiler.get(), source.data(), source.size(), shaderc_compute_shader,
+                               name.c_str(), "main", options.get()),
       shaderc_result_release);
   require(result != nullptr, NPVK_ERR_OUT_OF_HOST_MEMORY, "shaderc returned no result");
   if (shaderc_result_get_compilation_status(result.get()) != shaderc_compilation_status_success)

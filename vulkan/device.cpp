@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace npvk::vk {
 

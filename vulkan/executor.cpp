@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace npvk::vk {
 namespace {
@@ -121,10 +121,9 @@ BatchResult Executor::run(std::vector<Dispatch> &batch) {
 
   if (timed) {
     std::vector<uint64_t> stamps(query_count);
-    VkResult r = fn.vkGetQueryPoolResults(device_.handle(), queries_, 0, query_count,
-                                          stamps.size() * sizeof(uint64_t), stamps.data(),
-                                          sizeof(uint64_t),
-                                          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    VkResult r = fn.vkGetQueryPoolResults(
+        device_.handle(), queries_, 0, query_count, stamps.size() * sizeof(uint64_t), stamps.data(),
+        sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     device_.check(r, "vkGetQueryPoolResults");
     const uint32_t bits = device_.caps().timestamp_valid_bits;
     const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);

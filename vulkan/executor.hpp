@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/kernel_spec.hpp"
+#include "compile/kernel_abi.hpp"
 #include "vulkan/device.hpp"
 #include "vulkan/memory.hpp"
 
@@ -32,7 +32,8 @@ struct Dispatch {
 struct BatchResult {
   uint64_t barriers = 0;
   double device_seconds = 0;
-  std::vector<uint32_t> fp_flags;  // every dispatch's flag words, in order: the FP exceptions raised
+  std::vector<uint32_t>
+      fp_flags;  // every dispatch's flag words, in order: the FP exceptions raised
   // Each dispatch's begin and end on the device clock, in ns (empty without
   // timestamps): the device track of a trace.
   std::vector<int64_t> dispatch_ns;

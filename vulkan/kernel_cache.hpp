@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/hash.hpp"
+#include "base/hash.hpp"
 
 namespace npvk::vk {
 

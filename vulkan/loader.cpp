@@ -5,7 +5,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace npvk::vk {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace npvk::vk {
 namespace {
@@ -12,7 +12,9 @@ constexpr VkBufferUsageFlags kUsage =
     VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 
 // Vulkan forbids empty buffers; a zero-byte npvk buffer still gets an address.
-uint64_t physical_size(uint64_t size) { return size ? size : 16; }
+uint64_t physical_size(uint64_t size) {
+  return size ? size : 16;
+}
 
 }  // namespace
 
@@ -25,8 +27,8 @@ DeviceBuffer::DeviceBuffer(Device &device, uint64_t size, MemoryPlacement placem
   create(physical_size(size), nullptr);
   VkMemoryRequirements req{};
   device.fn().vkGetBufferMemoryRequirements(device.handle(), buffer_, &req);
-  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  const VkMemoryPropertyFlags host =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   if (placement == MemoryPlacement::HostVisible) {
     bind(req, req.memoryTypeBits, host, 0, nullptr);
   } else if (info.unified_memory) {
@@ -47,8 +49,7 @@ DeviceBuffer::DeviceBuffer(Device &device, void *host, uint64_t size)
   VkExternalMemoryBufferCreateInfo ext{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
   ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
   create(size, &ext);
-  VkMemoryHostPointerPropertiesEXT host_props{
-      VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  VkMemoryHostPointerPropertiesEXT host_props{VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
   device.check(device.fn().vkGetMemoryHostPointerPropertiesEXT(
                    device.handle(), VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, host,
                    &host_props),
@@ -114,8 +115,9 @@ void DeviceBuffer::bind(const VkMemoryRequirements &req, uint32_t type_bits,
   bai.buffer = buffer_;
   address_ = device_.fn().vkGetBufferDeviceAddress(device_.handle(), &bai);
   if (!import_next && (mem.memoryTypes[chosen].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
-    device_.check(device_.fn().vkMapMemory(device_.handle(), memory_, 0, VK_WHOLE_SIZE, 0, &mapped_),
-                  "vkMapMemory");
+    device_.check(
+        device_.fn().vkMapMemory(device_.handle(), memory_, 0, VK_WHOLE_SIZE, 0, &mapped_),
+        "vkMapMemory");
 }
 
 DeviceBuffer::~DeviceBuffer() {

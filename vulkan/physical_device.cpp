@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace npvk::vk {
 
@@ -109,11 +109,21 @@ DeviceCaps query_device(const Functions &fn, VkPhysicalDevice pd, uint32_t index
   }
   std::memcpy(caps.pipeline_cache_uuid, base.pipelineCacheUUID, VK_UUID_SIZE);
   switch (base.deviceType) {
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: info.type = NPVK_DEVICE_INTEGRATED_GPU; break;
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: info.type = NPVK_DEVICE_DISCRETE_GPU; break;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: info.type = NPVK_DEVICE_VIRTUAL_GPU; break;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: info.type = NPVK_DEVICE_CPU; break;
-    default: info.type = NPVK_DEVICE_OTHER; break;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      info.type = NPVK_DEVICE_INTEGRATED_GPU;
+      break;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      info.type = NPVK_DEVICE_DISCRETE_GPU;
+      break;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      info.type = NPVK_DEVICE_VIRTUAL_GPU;
+      break;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      info.type = NPVK_DEVICE_CPU;
+      break;
+    default:
+      info.type = NPVK_DEVICE_OTHER;
+      break;
   }
   info.vendor_id = base.vendorID;
   info.device_id = base.deviceID;
@@ -185,11 +195,16 @@ DeviceCaps query_device(const Functions &fn, VkPhysicalDevice pd, uint32_t index
   info.timestamps = found_queue && caps.timestamp_valid_bits > 0;
 
   const char *reason = nullptr;
-  if (!v12) reason = "needs Vulkan 1.2";
-  else if (!found_queue) reason = "has no compute queue";
-  else if (!info.buffer_device_address) reason = "lacks bufferDeviceAddress";
-  else if (!info.int64) reason = "lacks shaderInt64";
-  else if (!info.storage8 || !info.storage16) reason = "lacks 8/16-bit storage buffers";
+  if (!v12)
+    reason = "needs Vulkan 1.2";
+  else if (!found_queue)
+    reason = "has no compute queue";
+  else if (!info.buffer_device_address)
+    reason = "lacks bufferDeviceAddress";
+  else if (!info.int64)
+    reason = "lacks shaderInt64";
+  else if (!info.storage8 || !info.storage16)
+    reason = "lacks 8/16-bit storage buffers";
   info.usable = reason == nullptr;
   copy_string(info.unusable_reason, sizeof info.unusable_reason, reason);
   return caps;
@@ -197,11 +212,16 @@ DeviceCaps query_device(const Functions &fn, VkPhysicalDevice pd, uint32_t index
 
 int type_rank(uint32_t type) {
   switch (type) {
-    case NPVK_DEVICE_DISCRETE_GPU: return 0;
-    case NPVK_DEVICE_INTEGRATED_GPU: return 1;
-    case NPVK_DEVICE_VIRTUAL_GPU: return 2;
-    case NPVK_DEVICE_CPU: return 3;
-    default: return 4;
+    case NPVK_DEVICE_DISCRETE_GPU:
+      return 0;
+    case NPVK_DEVICE_INTEGRATED_GPU:
+      return 1;
+    case NPVK_DEVICE_VIRTUAL_GPU:
+      return 2;
+    case NPVK_DEVICE_CPU:
+      return 3;
+    default:
+      return 4;
   }
 }
 
@@ -275,7 +295,9 @@ Instance::~Instance() {
   if (instance_) fn_.vkDestroyInstance(instance_, nullptr);
 }
 
-uint64_t Instance::validation_messages() const { return counter_->messages.load(); }
+uint64_t Instance::validation_messages() const {
+  return counter_->messages.load();
+}
 
 uint32_t Instance::select(const char *selector) const {
   require(!devices_.empty(), NPVK_ERR_NO_DEVICE,

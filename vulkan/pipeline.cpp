@@ -1,7 +1,7 @@
 #include "vulkan/pipeline.hpp"
 
-#include "core/error.hpp"
-#include "core/hash.hpp"
+#include "base/error.hpp"
+#include "base/hash.hpp"
 
 namespace npvk::vk {
 
@@ -75,8 +75,8 @@ VkPipeline PipelineFactory::create(const std::vector<uint32_t> &spirv) {
   cci.stage.pName = "main";
   cci.layout = layout_;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  VkResult r = fn.vkCreateComputePipelines(device_.handle(), pipeline_cache_, 1, &cci, nullptr,
-                                           &pipeline);
+  VkResult r =
+      fn.vkCreateComputePipelines(device_.handle(), pipeline_cache_, 1, &cci, nullptr, &pipeline);
   fn.vkDestroyShaderModule(device_.handle(), module, nullptr);
   device_.check(r, "vkCreateComputePipelines");
   return pipeline;

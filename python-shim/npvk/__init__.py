@@ -28,7 +28,7 @@ _lock = threading.Lock()
 _enabled = False
 _min_bytes = DEFAULT_MIN_BYTES
 
-# npvk dtype codes of capi/include/npvk/npvk.h, by NumPy (kind, itemsize).
+# npvk dtype codes of include/npvk/npvk.h, by NumPy (kind, itemsize).
 _DTYPE_CODES = {
     ("b", 1): 0,
     ("i", 1): 1, ("i", 2): 2, ("i", 4): 3, ("i", 8): 4,

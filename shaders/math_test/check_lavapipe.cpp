@@ -15,7 +15,7 @@
 
 #include <vulkan/vulkan.h>
 
-#include "core/math_tables.hpp"  // the table data the runtime uploads (linked in)
+#include "compile/math_tables.hpp"  // the table data the runtime uploads (linked in)
 
 #include <cfloat>
 #include <cinttypes>

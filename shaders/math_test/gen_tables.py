@@ -201,7 +201,7 @@ def generate_cpp():
         "// device buffer at the address NPVK_F64_TABLES; the offsets are the",
         "// NPVK_F64_TAB_* macros in math_f64.glsl (same generator). Hex-float",
         "// literals, so every value is the exact intended double.",
-        '#include "core/math_tables.hpp"',
+        '#include "compile/math_tables.hpp"',
         "",
         "namespace npvk {",
         "",

@@ -16,7 +16,7 @@
 
 // NPVK_F64_TAB(i) reads npvk::math_f64_table_data() (shaders/math_f64_tables.cpp,
 // linked in; build with -I<repo root>): the same data the runtime uploads.
-#include "core/math_tables.hpp"
+#include "compile/math_tables.hpp"
 
 // GLSL `precise` == NoContraction; the host build gets that from
 // -ffp-contract=off (and no -ffast-math).

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/hash.hpp"
-#include "core/kernel_spec.hpp"
+#include "base/error.hpp"
+#include "base/hash.hpp"
+#include "compile/kernel_spec.hpp"
 #include "vulkan/kernel_cache.hpp"
 #include "vulkan/reflection.hpp"
 

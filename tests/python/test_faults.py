@@ -171,7 +171,7 @@ STANDALONE_SCRIPT = textwrap.dedent("""
 @pytest.mark.parametrize("fault", ["submit:1", "device_lost:1"])
 def test_failed_flush_replays_reductions_scans_and_products(fault, tmp_path):
     """Reductions, scans and matrix products of a failed flush run on the host
-    too (core/context_replay.cpp). Tolerances: integers, max/min and scans
+    too (runtime/replay.cpp). Tolerances: integers, max/min and scans
     exact (the replay folds with NumPy's own loops, a scan in NumPy's order);
     float sums and products within (2 log2 n + 16) eps sum|x| and 2 n eps
     (docs/accuracy.md: the folding order may differ from NumPy's); the

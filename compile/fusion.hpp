@@ -1,0 +1,63 @@
+// The fusion planner: at a flush, consecutive recorded elementwise ops over
+// the same output shape become one kernel when every array they share is
+// either the same elements (so each invocation sees its own writes) or bytes
+// that no op of the kernel writes. Outputs that nobody reads after their
+// kernel, in buffers their owner already freed, are never stored (array
+// contraction). See docs/architecture.md, "Fusion".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "compile/iteration.hpp"
+#include "compile/kernel_spec.hpp"
+#include "compile/matmul.hpp"
+#include "compile/reduction.hpp"
+#include "compile/view.hpp"
+
+namespace npvk {
+
+// One validated elementwise op, as record() queued it.
+struct RecordedOp {
+  KernelSpec spec;              // op and dtypes
+  std::vector<View> operands;   // inputs, then outputs (they keep the buffers alive)
+  std::vector<int64_t> lo, hi;  // byte extent of each operand
+  IterationSpace space;         // its own loop, with the full shape and strides
+  // Set for a reduction (operands: input, output) or a matrix product
+  // (operands: A, B, C); either is a kernel of its own.
+  std::shared_ptr<const ReduceOp> reduce;
+  std::shared_ptr<const MatmulOp> matmul;
+  bool standalone() const { return reduce || matmul; }
+};
+
+// The memory or scalar behind one slot of a planned kernel.
+struct SlotBinding {
+  const View *view = nullptr;  // the first operand that named it
+  int64_t lo = 0, hi = 0;      // byte extent
+  bool read = false, written = false;
+  std::vector<int64_t> strides;  // full-rank element strides
+};
+
+struct PlannedKernel {
+  FusedKernelSpec spec;
+  std::vector<size_t> ops;           // indices into the recorded ops, one per step
+  std::vector<SlotBinding> slots;    // parallel to spec.slots
+  IterationSpace space;              // the loop over all slots
+  uint64_t contracted_bytes = 0;     // stores it leaves out
+  const ReduceOp *reduce = nullptr;  // a reduction: slots are its input and output
+  const MatmulOp *matmul = nullptr;  // a matrix product: slots are A, B and C
+  bool standalone() const { return reduce || matmul; }
+};
+
+// `fuse`: false gives one kernel per op (NPVK_FUSION=0). Ops over fewer than
+// `min_fuse_elements` elements get a kernel each: every distinct chain is a
+// kernel to compile (a second or more on a CPU driver), which small work never
+// pays back, while single-op kernels are few and shared. `dead(buffer)`: its
+// owner freed it, so only the recorded ops can still read it.
+std::vector<PlannedKernel> plan_kernels(
+    const std::vector<RecordedOp> &ops, bool fuse, uint64_t min_fuse_elements,
+    const std::function<bool(const std::shared_ptr<Buffer> &)> &dead);
+
+}  // namespace npvk

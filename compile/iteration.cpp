@@ -1,0 +1,105 @@
+#include "compile/iteration.hpp"
+
+#include <string>
+
+#include "base/error.hpp"
+#include "compile/dtype.hpp"
+
+namespace npvk {
+namespace {
+
+std::string shape_string(const View &v) {
+  std::string s = "(";
+  for (uint32_t d = 0; d < v.ndim; ++d)
+    s += std::to_string(v.shape[d]) + (d + 1 < v.ndim ? ", " : "");
+  return s + (v.ndim == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin) {
+  const View &out0 = *ops[nin];
+  const uint32_t nd = out0.ndim;
+  const size_t nops = ops.size();
+  for (size_t k = nin + 1; k < nops; ++k) {
+    const View &o = *ops[k];
+    bool same = o.ndim == nd;
+    for (uint32_t d = 0; same && d < nd; ++d) same = o.shape[d] == out0.shape[d];
+    require(same, NPVK_ERR_SHAPE_MISMATCH,
+            "outputs differ in shape: " + shape_string(out0) + " and " + shape_string(o));
+  }
+
+  // Full-rank element strides per operand, with broadcasting applied.
+  std::vector<std::vector<int64_t>> strides(nops, std::vector<int64_t>(nd, 0));
+  for (size_t k = 0; k < nops; ++k) {
+    const View &v = *ops[k];
+    if (v.scalar) continue;
+    require(v.ndim <= nd, NPVK_ERR_SHAPE_MISMATCH,
+            "operand " + std::to_string(k) + " of shape " + shape_string(v) +
+                " has more dimensions than the output " + shape_string(out0));
+    const int64_t item = dtype_info(v.dtype).itemsize;
+    for (uint32_t j = 0; j < v.ndim; ++j) {
+      uint32_t d = nd - v.ndim + j;  // aligned at the last dimension
+      if (v.shape[j] == out0.shape[d]) {
+        strides[k][d] = v.shape[j] == 1 ? 0 : v.strides[j] / item;
+      } else {
+        require(v.shape[j] == 1, NPVK_ERR_SHAPE_MISMATCH,
+                "operand " + std::to_string(k) + " of shape " + shape_string(v) +
+                    " does not broadcast to the output shape " + shape_string(out0));
+      }
+    }
+  }
+
+  std::vector<int64_t> shape(out0.shape.begin(), out0.shape.begin() + nd);
+  std::vector<bool> unit(nops);
+  for (size_t k = 0; k < nops; ++k) unit[k] = !ops[k]->scalar;
+  IterationSpace space = merge_dimensions(shape, strides, unit);
+  space.full_shape = std::move(shape);
+  space.full_strides = std::move(strides);
+  return space;
+}
+
+IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
+                                const std::vector<std::vector<int64_t>> &strides,
+                                const std::vector<bool> &unit) {
+  const size_t nops = strides.size();
+  IterationSpace space;
+  space.count = 1;
+  for (int64_t e : shape) space.count *= e;
+  space.strides.assign(nops, {});
+  if (space.count <= 1) {
+    space.contiguous = true;
+    return space;
+  }
+  // Drop size-1 dimensions, then merge d into the previous kept dimension
+  // wherever every operand steps through both as through one.
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t extent = shape[d];
+    if (extent == 1) continue;
+    bool merge = !space.shape.empty();
+    for (size_t k = 0; merge && k < nops; ++k)
+      merge = space.strides[k].back() == strides[k][d] * extent;
+    if (merge) {
+      space.shape.back() *= extent;
+      for (size_t k = 0; k < nops; ++k) space.strides[k].back() = strides[k][d];
+    } else {
+      space.shape.push_back(extent);
+      for (size_t k = 0; k < nops; ++k) space.strides[k].push_back(strides[k][d]);
+    }
+  }
+  space.rank = uint32_t(space.shape.size());
+  space.contiguous = space.rank == 1;
+  for (size_t k = 0; space.contiguous && k < nops; ++k)
+    space.contiguous = !unit[k] || space.strides[k][0] == 1;
+  return space;
+}
+
+uint64_t division_magic(uint32_t divisor) {
+  uint32_t log2_ceil = 0;
+  while ((uint64_t(1) << log2_ceil) < divisor) ++log2_ceil;
+  const uint32_t p = 31 + log2_ceil;
+  const uint64_t m = ((uint64_t(1) << p) + divisor - 1) / divisor;  // p <= 62: no overflow
+  return m | uint64_t(p) << 32;
+}
+
+}  // namespace npvk

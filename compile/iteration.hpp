@@ -1,0 +1,51 @@
+// The iteration space of one elementwise operation: NumPy broadcasting of the
+// inputs to the output shape, then the smallest equivalent loop nest (size-1
+// dimensions dropped, dimensions that are contiguous in every operand merged).
+// The kernel key depends only on the resulting rank and whether it is one
+// unit-stride dimension, so most programs need few kernels whatever their
+// shapes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compile/view.hpp"
+
+namespace npvk {
+
+constexpr int kMaxOperands = 4;
+
+struct IterationSpace {
+  int64_t count = 0;           // elements
+  uint32_t rank = 0;           // after merging; 0 when count is 0 or 1
+  bool contiguous = false;     // rank 1 (or less) with unit stride in every array operand
+  std::vector<int64_t> shape;  // [rank]
+  // [operand][rank]: strides in elements; zero for broadcast dimensions and scalars.
+  std::vector<std::vector<int64_t>> strides;
+  // Before merging: the output's shape and [operand][its ndim] element strides,
+  // so that ops over the same shape can be planned as one loop (fusion).
+  std::vector<int64_t> full_shape;
+  std::vector<std::vector<int64_t>> full_strides;
+};
+
+// `operands`: inputs then outputs; all outputs must have the same shape, and
+// each input broadcasts to it. Throws NPVK_ERR_SHAPE_MISMATCH otherwise.
+IterationSpace plan_iteration(const std::vector<const View *> &operands, uint32_t nin);
+
+// The smallest loop nest for operands with these full-rank element strides
+// over `shape` (scalar operands: all-zero strides). `unit` says which operands
+// must have unit stride for the loop to count as contiguous.
+IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
+                                const std::vector<std::vector<int64_t>> &strides,
+                                const std::vector<bool> &unit);
+
+// Splitting a strided loop's element index into coordinates divides by each
+// extent, and no CPU has a vector integer division (llvmpipe calls a scalar
+// one per lane). For an index n < 2^31 and 1 <= divisor < 2^31:
+// n / divisor == (n * m) >> p, with m = ceil(2^p / divisor) (32 bits) and
+// p = 31 + ceil(log2 divisor) (Granlund and Montgomery, "Division by
+// invariant integers using multiplication", 1994, theorem 4.2: m * divisor
+// exceeds 2^p by less than divisor <= 2^(p - 31)). Returns m | p << 32.
+uint64_t division_magic(uint32_t divisor);
+
+}  // namespace npvk

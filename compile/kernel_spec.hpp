@@ -1,0 +1,65 @@
+// The structural identity of a generated kernel. Everything that varies
+// between calls of the same loop (sizes, strides, offsets, scalar values) is
+// passed at dispatch time, so the key names a kernel that serves them all.
+#pragma once
+
+#include <npvk/npvk.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compile/iteration.hpp"
+#include "compile/kernel_abi.hpp"
+
+namespace npvk {
+
+struct OperandSpec {
+  npvk_dtype dtype = NPVK_BOOL;
+  bool scalar = false;  // read from push constants, not memory
+};
+
+// One elementwise op with its loop's dtypes: what op_table validates and
+// codegen turns into an expression.
+struct KernelSpec {
+  npvk_op op = NPVK_OP_ADD;
+  uint32_t nin = 0, nout = 0;
+  OperandSpec operands[kMaxOperands];  // inputs, then outputs
+  bool contiguous = true;              // one unit-stride dimension: no index arithmetic
+  uint32_t rank = 0;                   // loop rank when not contiguous
+
+  uint32_t count() const { return nin + nout; }
+  std::string key() const;  // e.g. "add(f8,f8s)->f8/c"
+};
+
+// Ops in one fused kernel: bounds the shader's size and its compile time.
+constexpr uint32_t kMaxFusedSteps = 96;
+
+// A kernel that runs a sequence of elementwise ops ("steps") over one
+// iteration space, element by element. A step's operands are slots; a slot
+// written by one step and read by a later one is forwarded in registers, and
+// a slot whose contents nobody reads after the kernel is never stored
+// (contracted).
+struct FusedKernelSpec {
+  struct Slot {
+    npvk_dtype dtype = NPVK_BOOL;
+    bool scalar = false;
+    bool stored = true;  // false: a contracted temporary, written only in registers
+  };
+  struct Step {
+    KernelSpec op;                    // op and dtypes (contiguous/rank unused)
+    uint8_t slot[kMaxOperands] = {};  // inputs, then outputs
+  };
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  bool contiguous = true;
+  uint32_t rank = 0;
+  // Fewer than 2^31 elements: the loop index is split into coordinates with
+  // 32-bit division, which CPU drivers vectorise (64-bit division they
+  // call a library routine for, lane by lane).
+  bool narrow_index = false;
+
+  std::string key() const;  // e.g. "s:f8,f8s,f8-|add(0,1)->2;exp(2)->2/c"
+};
+
+}  // namespace npvk

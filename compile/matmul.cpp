@@ -1,0 +1,153 @@
+#include "compile/matmul.hpp"
+
+#include <sstream>
+
+#include "base/error.hpp"
+#include "compile/dtype.hpp"
+#include "compile/glsl_parts.hpp"
+#include "compile/iteration.hpp"
+
+namespace npvk {
+
+using namespace glsl;
+
+std::string MatmulOp::key() const {
+  return std::string("matmul:") + dtype_info(dtype).suffix + "/b" + std::to_string(batch_rank());
+}
+
+MatmulOp plan_matmul(const View &a, const View &b, const View &c) {
+  require(!a.scalar && !b.scalar && !c.scalar, NPVK_ERR_INVALID_ARGUMENT,
+          "matmul operands must be arrays, not scalar views");
+  require(a.ndim >= 2 && b.ndim >= 2 && c.ndim >= 2, NPVK_ERR_SHAPE_MISMATCH,
+          "matmul operands need at least two dimensions (give vectors a size-1 one)");
+  require(a.dtype == b.dtype && a.dtype == c.dtype, NPVK_ERR_BAD_DTYPE,
+          "matmul operands must have one dtype");
+  const DtypeInfo &d = dtype_info(a.dtype);
+  require(d.kind != DtypeKind::Bool && a.dtype != NPVK_FLOAT16, NPVK_ERR_UNSUPPORTED,
+          std::string("matmul of ") + d.name + " is not supported");
+  MatmulOp op;
+  op.dtype = a.dtype;
+  const int64_t item = d.itemsize;
+  op.m = a.shape[a.ndim - 2];
+  op.k = a.shape[a.ndim - 1];
+  op.n = b.shape[b.ndim - 1];
+  require(b.shape[b.ndim - 2] == op.k, NPVK_ERR_SHAPE_MISMATCH,
+          "matmul: A has " + std::to_string(op.k) + " columns but B has " +
+              std::to_string(b.shape[b.ndim - 2]) + " rows");
+  require(c.shape[c.ndim - 2] == op.m && c.shape[c.ndim - 1] == op.n, NPVK_ERR_SHAPE_MISMATCH,
+          "matmul: the output's last two extents must be (" + std::to_string(op.m) + ", " +
+              std::to_string(op.n) + ")");
+  for (int i = 0; i < 2; ++i) {
+    op.a_strides[i] = a.strides[a.ndim - 2 + i] / item;
+    op.b_strides[i] = b.strides[b.ndim - 2 + i] / item;
+    op.c_strides[i] = c.strides[c.ndim - 2 + i] / item;
+  }
+  // Batch dimensions: the output's; each input broadcasts to them.
+  const uint32_t rank = c.ndim - 2;
+  require(a.ndim - 2 <= rank && b.ndim - 2 <= rank, NPVK_ERR_SHAPE_MISMATCH,
+          "matmul: the output has fewer batch dimensions than an input");
+  std::vector<int64_t> shape(c.shape.begin(), c.shape.begin() + rank);
+  std::vector<std::vector<int64_t>> strides(3, std::vector<int64_t>(rank, 0));
+  const View *views[3] = {&a, &b, &c};
+  for (int v = 0; v < 3; ++v) {
+    const View &x = *views[v];
+    const uint32_t xr = x.ndim - 2;
+    for (uint32_t j = 0; j < xr; ++j) {
+      const uint32_t dim = rank - xr + j;
+      require(x.shape[j] == shape[dim] || x.shape[j] == 1, NPVK_ERR_SHAPE_MISMATCH,
+              "matmul: batch dimensions do not broadcast to the output's");
+      strides[size_t(v)][dim] = x.shape[j] == 1 ? 0 : x.strides[j] / item;
+    }
+  }
+  IterationSpace batch = merge_dimensions(shape, strides, {false, false, false});
+  op.batches = batch.count;
+  op.batch_shape = batch.shape;
+  op.batch_strides = batch.rank ? batch.strides : std::vector<std::vector<int64_t>>(3);
+  return op;
+}
+
+// Push constants: operand[0..2] the addresses of A, B and C, [3..5] M, K, N,
+// [6] the first tile of this dispatch. The argument table: the core strides
+// of A, B and C (two each), then the batch shape and A's, B's and C's batch
+// strides.
+std::string generate_matmul_glsl(const MatmulOp &op) {
+  const DtypeInfo &d = dtype_info(op.dtype);
+  const bool flt = d.kind == DtypeKind::Float;
+  const std::string t = d.glsl_compute;
+  const uint32_t rb = op.batch_rank();
+  const int64_t tile = kMatmulTile;
+  std::ostringstream out;
+  emit_prologue(out, op.key(), {op.dtype});
+  out << "shared " << t << " tile_a[" << tile << "][" << tile + 1 << "];\n"
+      << "shared " << t << " tile_b[" << tile << "][" << tile + 1 << "];\n"
+      << "void main() {\n"
+      << "  Meta m = Meta(pc.meta);\n"
+      << "  const uint64_t pa = pc.operand[0], pb = pc.operand[1], pc_ = pc.operand[2];\n"
+      << "  const int64_t M = int64_t(pc.operand[3]), K = int64_t(pc.operand[4]), "
+         "N = int64_t(pc.operand[5]);\n"
+      << "  const uint64_t local = gl_WorkGroupID.x;\n"
+      << "  const int lane = int(gl_LocalInvocationID.x);\n"
+      << "  if (local < pc.count) {\n"
+      << "    const int64_t item = int64_t(pc.operand[6] + local);\n"
+      << "    const int64_t tiles_m = (M + " << tile - 1 << "l) / " << tile << "l, tiles_n = (N + "
+      << tile - 1 << "l) / " << tile << "l;\n"
+      << "    const int64_t per_batch = tiles_m * tiles_n;\n"
+      << "    const int64_t batch = item / per_batch, within = item - batch * per_batch;\n"
+      << "    const int64_t i0 = (within / tiles_n) * " << tile << "l, j0 = (within % tiles_n) * "
+      << tile << "l;\n"
+      << "    int64_t oa = 0, ob = 0, oc = 0;\n";
+  if (rb) {
+    out << "    {\n      int64_t rest = batch;\n";
+    for (int dim = int(rb) - 1; dim >= 0; --dim) {
+      out << "      {\n";
+      if (dim > 0)
+        out << "        int64_t extent = m.v[" << 6 + dim << "];\n"
+            << "        int64_t c = rest % extent;\n        rest /= extent;\n";
+      else
+        out << "        int64_t c = rest;\n";
+      out << "        oa += c * m.v[" << 6 + rb + dim << "];\n"
+          << "        ob += c * m.v[" << 6 + 2 * rb + dim << "];\n"
+          << "        oc += c * m.v[" << 6 + 3 * rb + dim << "];\n      }\n";
+    }
+    out << "    }\n";
+  }
+  // Thread `lane` computes C[i0 + r][j0 + c] and C[i0 + r][j0 + c + 8].
+  out << "    const int r = lane / 8, c = lane % 8;\n"
+      << "    " << (flt ? "precise " : "") << t << " acc0 = " << t << "(0), acc1 = " << t
+      << "(0);\n"
+      << "    for (int64_t k0 = 0; k0 < K; k0 += " << tile << "l) {\n";
+  // Each lane stages two elements of each tile (256 = 2 x 128).
+  for (int half = 0; half < 2; ++half) {
+    const std::string e = "(lane + " + std::to_string(half * 128) + ")";
+    out << "      {\n"
+        << "        const int er = " << e << " / " << tile << ", ec = " << e << " % " << tile
+        << ";\n"
+        << "        const int64_t ai = i0 + er, ak = k0 + ec;\n"
+        // Branches, not ?: (which a compiler may turn into a select that
+        // loads out of bounds too).
+        << "        " << t << " va = " << t << "(0), vb = " << t << "(0);\n"
+        << "        if (ai < M && ak < K) va = "
+        << loaded_value(d, element_ref(d, "pa", "oa + ai * m.v[0] + ak * m.v[1]")) << ";\n"
+        << "        const int64_t bk = k0 + er, bj = j0 + ec;\n"
+        << "        if (bk < K && bj < N) vb = "
+        << loaded_value(d, element_ref(d, "pb", "ob + bk * m.v[2] + bj * m.v[3]")) << ";\n"
+        << "        tile_a[er][ec] = va;\n        tile_b[er][ec] = vb;\n"
+        << "      }\n";
+  }
+  out << "      barrier();\n";
+  // Unrolled: llvmpipe counts every loop iteration against its cap.
+  for (int64_t kk = 0; kk < tile; ++kk)
+    out << "      acc0 += tile_a[r][" << kk << "] * tile_b[" << kk << "][c];\n"
+        << "      acc1 += tile_a[r][" << kk << "] * tile_b[" << kk << "][c + 8];\n";
+  out << "      barrier();\n    }\n"
+      << "    const int64_t i = i0 + r, j = j0 + c;\n"
+      << "    if (i < M && j < N) " << element_ref(d, "pc_", "oc + i * m.v[4] + j * m.v[5]")
+      << " = " << storage_value(d, "acc0") << ";\n"
+      << "    if (i < M && j + 8 < N) "
+      << element_ref(d, "pc_", "oc + i * m.v[4] + (j + 8) * m.v[5]") << " = "
+      << storage_value(d, "acc1") << ";\n"
+      << "  }\n}\n";
+  return out.str();
+}
+
+}  // namespace npvk

@@ -1,0 +1,185 @@
+#include "compile/reduction.hpp"
+
+#include <algorithm>
+
+#include "base/error.hpp"
+#include "compile/dtype.hpp"
+#include "compile/ops.hpp"
+
+namespace npvk {
+
+bool reducible(npvk_op op) {
+  switch (op) {
+    case NPVK_OP_ADD:
+    case NPVK_OP_MULTIPLY:
+    case NPVK_OP_MAXIMUM:
+    case NPVK_OP_MINIMUM:
+    case NPVK_OP_FMAX:
+    case NPVK_OP_FMIN:
+    case NPVK_OP_LOGICAL_AND:
+    case NPVK_OP_LOGICAL_OR:
+    case NPVK_OP_LOGICAL_XOR:
+    case NPVK_OP_BITWISE_AND:
+    case NPVK_OP_BITWISE_OR:
+    case NPVK_OP_BITWISE_XOR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool reduce_identity(npvk_op op, npvk_dtype dtype, uint64_t *bits) {
+  const bool f32 = dtype == NPVK_FLOAT32, f64 = dtype == NPVK_FLOAT64;
+  switch (op) {
+    case NPVK_OP_ADD:
+    case NPVK_OP_LOGICAL_OR:
+    case NPVK_OP_LOGICAL_XOR:
+    case NPVK_OP_BITWISE_OR:
+    case NPVK_OP_BITWISE_XOR:
+      *bits = 0;
+      return true;
+    case NPVK_OP_MULTIPLY:
+      *bits = f32 ? 0x3f800000u : f64 ? 0x3ff0000000000000ull : 1;
+      return true;
+    case NPVK_OP_LOGICAL_AND:
+      *bits = 1;
+      return true;
+    case NPVK_OP_BITWISE_AND:
+      *bits = ~uint64_t(0);
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string ReduceKernelSpec::key() const {
+  if (mode == ReduceMode::Scan)
+    return std::string("scan:") + op_info(op).name + "(" + dtype_info(in).suffix + ")->" +
+           dtype_info(out).suffix + "/o" + std::to_string(outer_rank);
+  return std::string("reduce:") + op_info(op).name + "(" + dtype_info(in).suffix + ")->" +
+         dtype_info(out).suffix + (mode == ReduceMode::Workgroup ? "/w" : "/t") + "/o" +
+         std::to_string(outer_rank) + "i" + std::to_string(inner_rank);
+}
+
+KernelSpec ReduceKernelSpec::combiner() const {
+  KernelSpec s;
+  s.op = op;
+  s.nin = 2;
+  s.nout = 1;
+  for (int k = 0; k < 3; ++k) s.operands[k].dtype = out;
+  return s;
+}
+
+namespace {
+
+// What reductions and scans require of the op and the dtypes.
+ReduceOp start_plan(npvk_op op, const View &in, const View &out, const char *method) {
+  const OpInfo &info = op_info(op);
+  require(reducible(op), NPVK_ERR_UNSUPPORTED,
+          std::string(info.name) + " cannot be reduced (not an associative binary op)");
+  require(!in.scalar && !out.scalar, NPVK_ERR_INVALID_ARGUMENT,
+          "a reduction's input and output must be arrays, not scalar views");
+  require(in.dtype != NPVK_FLOAT16 && out.dtype != NPVK_FLOAT16, NPVK_ERR_UNSUPPORTED,
+          std::string(info.name) + ": float16 is not supported yet");
+  ReduceOp r;
+  r.spec.op = op;
+  r.spec.in = in.dtype;
+  r.spec.out = out.dtype;
+  const npvk_dtype loop[3] = {out.dtype, out.dtype, out.dtype};
+  const char *reason = nullptr;
+  if (!op_has_loop(info, loop, 3, &reason))
+    fail(NPVK_ERR_BAD_DTYPE, std::string(info.name) + "." + method + ": " + reason);
+  return r;
+}
+
+}  // namespace
+
+ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
+                        const View &out, uint64_t max_invocations, int64_t loop_budget) {
+  ReduceOp r = start_plan(op, in, out, "reduce");
+  require(out.ndim == in.ndim, NPVK_ERR_SHAPE_MISMATCH,
+          "a reduction's output has the input's rank (extent 1 on reduced axes), got " +
+              std::to_string(out.ndim) + " for " + std::to_string(in.ndim));
+  std::vector<bool> reduced(in.ndim, false);
+  for (uint32_t axis : axes) {
+    require(
+        axis < in.ndim, NPVK_ERR_INVALID_ARGUMENT,
+        "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.ndim));
+    require(!reduced[axis], NPVK_ERR_INVALID_ARGUMENT,
+            "axis " + std::to_string(axis) + " is listed twice");
+    reduced[axis] = true;
+  }
+  const int64_t in_item = dtype_info(in.dtype).itemsize, out_item = dtype_info(out.dtype).itemsize;
+  std::vector<int64_t> outer_shape, inner_shape;
+  std::vector<std::vector<int64_t>> outer_strides(2), inner_strides(1);
+  for (uint32_t d = 0; d < in.ndim; ++d) {
+    const int64_t want = reduced[d] ? 1 : in.shape[d];
+    require(out.shape[d] == want, NPVK_ERR_SHAPE_MISMATCH,
+            "output extent " + std::to_string(out.shape[d]) + " on axis " + std::to_string(d) +
+                " should be " + std::to_string(want));
+    if (reduced[d]) {
+      inner_shape.push_back(in.shape[d]);
+      inner_strides[0].push_back(in.strides[d] / in_item);
+    } else {
+      outer_shape.push_back(in.shape[d]);
+      outer_strides[0].push_back(in.strides[d] / in_item);
+      outer_strides[1].push_back(out.strides[d] / out_item);
+    }
+  }
+  r.outer = merge_dimensions(outer_shape, outer_strides, {true, true});
+  r.inner = merge_dimensions(inner_shape, inner_strides, {true});
+  r.outputs = r.outer.count;
+  r.reduced = r.inner.count;
+  r.spec.outer_rank = r.outer.rank;
+  r.spec.inner_rank = r.inner.rank;
+
+  // Many results: one invocation each. Few results over many elements: a
+  // workgroup per chunk, with enough chunks to keep the device busy, but at
+  // least 16 elements per lane. Either way no invocation folds more than
+  // `loop_budget` elements.
+  const int64_t invocations = int64_t(std::max<uint64_t>(max_invocations, kWorkgroupSize));
+  const int64_t lane = kWorkgroupSize;
+  if ((r.outputs >= invocations / 4 || r.reduced < 1024) && r.reduced <= loop_budget) {
+    r.spec.mode = ReduceMode::PerThread;
+  } else {
+    r.spec.mode = ReduceMode::Workgroup;
+    const int64_t groups = invocations / lane;
+    const int64_t most = std::max<int64_t>(1, r.reduced / (lane * 16));
+    const int64_t least = (r.reduced + lane * loop_budget - 1) / (lane * loop_budget);
+    r.chunks = std::max(least, std::clamp<int64_t>((groups + r.outputs - 1) / r.outputs, 1, most));
+  }
+  return r;
+}
+
+ReduceOp plan_scan(npvk_op op, const View &in, uint32_t axis, const View &out) {
+  ReduceOp r = start_plan(op, in, out, "accumulate");
+  r.spec.mode = ReduceMode::Scan;
+  require(axis < in.ndim, NPVK_ERR_INVALID_ARGUMENT,
+          "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.ndim));
+  require(out.ndim == in.ndim, NPVK_ERR_SHAPE_MISMATCH,
+          "an accumulation's output has the input's shape");
+  const int64_t in_item = dtype_info(in.dtype).itemsize, out_item = dtype_info(out.dtype).itemsize;
+  std::vector<int64_t> outer_shape;
+  std::vector<std::vector<int64_t>> outer_strides(2);
+  for (uint32_t d = 0; d < in.ndim; ++d) {
+    require(out.shape[d] == in.shape[d], NPVK_ERR_SHAPE_MISMATCH,
+            "an accumulation's output has the input's shape");
+    if (d == axis) continue;
+    outer_shape.push_back(in.shape[d]);
+    outer_strides[0].push_back(in.strides[d] / in_item);
+    outer_strides[1].push_back(out.strides[d] / out_item);
+  }
+  r.outer = merge_dimensions(outer_shape, outer_strides, {true, true});
+  // The scanned axis stays one dimension with both strides, whatever its extent.
+  r.inner.count = in.shape[axis];
+  r.inner.rank = 1;
+  r.inner.shape = {in.shape[axis]};
+  r.inner.strides = {{in.strides[axis] / in_item}, {out.strides[axis] / out_item}};
+  r.outputs = r.outer.count;
+  r.reduced = r.inner.count;
+  r.spec.outer_rank = r.outer.rank;
+  r.spec.inner_rank = 1;
+  return r;
+}
+
+}  // namespace npvk

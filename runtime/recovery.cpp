@@ -1,0 +1,179 @@
+// What a context does when the device fails it: fault injection points, and
+// the host replay of a failed flush's recorded ops (docs/architecture.md,
+// "Failure handling").
+#include <algorithm>
+#include <cfenv>
+#include <cstring>
+#include <string>
+
+#include "compile/dtype.hpp"
+#include "runtime/context.hpp"
+#include "runtime/fault_injection.hpp"
+
+namespace npvk {
+
+uint32_t host_fp_flags() {
+  const int raised = std::fetestexcept(FE_ALL_EXCEPT);
+  uint32_t flags = 0;
+  if (raised & FE_DIVBYZERO) flags |= NPVK_FP_DIVIDE_BY_ZERO;
+  if (raised & FE_OVERFLOW) flags |= NPVK_FP_OVERFLOW;
+  if (raised & FE_UNDERFLOW) flags |= NPVK_FP_UNDERFLOW;
+  if (raised & FE_INVALID) flags |= NPVK_FP_INVALID;
+  return flags;
+}
+
+namespace {
+
+// Where the host can reach an operand's bytes: its mapping, which on a
+// unified-memory or CPU device is the memory the kernels use (zero-copy
+// buffers map the user's own pages).
+uint8_t *host_bytes(const View &v) {
+  if (v.scalar) return reinterpret_cast<uint8_t *>(const_cast<uint64_t *>(&v.scalar_bits));
+  if (!v.buffer || !v.buffer->device) return nullptr;
+  auto *base = static_cast<uint8_t *>(v.buffer->device->mapped());
+  return base ? base + v.offset : nullptr;
+}
+
+// Whether running the batch a second time, over whatever part of it ran,
+// gives the same results: no op writes bytes that it or an earlier op reads.
+bool safe_to_rerun(const std::vector<RecordedOp> &ops) {
+  struct Range {
+    const Buffer *buffer;
+    int64_t lo, hi;
+  };
+  std::vector<Range> reads;
+  for (const RecordedOp &op : ops) {
+    const uint32_t nin = op.spec.nin;
+    for (uint32_t k = 0; k < nin; ++k)
+      if (!op.operands[k].scalar)
+        reads.push_back({op.operands[k].buffer.get(), op.lo[k], op.hi[k]});
+    for (uint32_t k = nin; k < op.operands.size(); ++k)
+      for (const Range &r : reads)
+        if (r.buffer == op.operands[k].buffer.get() && op.lo[k] < r.hi && r.lo < op.hi[k])
+          return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void Context::check_readable(const Buffer &buffer) const {
+  const bool host_readable = buffer.evicted || (buffer.device && buffer.device->mapped());
+  if (released_ || !device_->lost() || !host_readable) check_usable();
+}
+
+void Context::inject_alloc_fault() {
+  if (!fault::fire(fault::Kind::Alloc)) return;
+  ++failures_.alloc_failures;
+  const char *what = "out of device memory (injected by NPVK_FAULT=alloc)";
+  failures_.last_status = uint32_t(NPVK_ERR_OUT_OF_DEVICE_MEMORY);
+  std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", what);
+  fail(NPVK_ERR_OUT_OF_DEVICE_MEMORY, what);
+}
+
+void Context::inject_compile_fault() {
+  if (fault::fire(fault::Kind::Compile))
+    fail(NPVK_ERR_COMPILE, "kernel compilation failed (injected by NPVK_FAULT=compile)");
+}
+
+void Context::inject_submit_fault() {
+  if (fault::fire(fault::Kind::DeviceLost))
+    device_->check(VK_ERROR_DEVICE_LOST, "vkQueueSubmit (injected by NPVK_FAULT=device_lost)");
+  if (fault::fire(fault::Kind::Submit))
+    device_->check(VK_ERROR_OUT_OF_DEVICE_MEMORY, "vkQueueSubmit (injected by NPVK_FAULT=submit)");
+}
+
+bool Context::recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run) {
+  ++failures_.flush_failures;
+  failures_.last_status = uint32_t(error.status());
+  std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", error.what());
+  bool possible = host_loop_ != nullptr && (!may_have_run || safe_to_rerun(done));
+  for (size_t i = 0; possible && i < done.size(); ++i) {
+    const RecordedOp &op = done[i];
+    for (const View &v : op.operands) possible = possible && host_bytes(v) != nullptr;
+    if (op.standalone()) {
+      possible = possible && replay_supported(op);
+      continue;
+    }
+    npvk_dtype dtypes[kMaxOperands];
+    for (size_t k = 0; k < op.operands.size(); ++k) dtypes[k] = op.spec.operands[k].dtype;
+    possible = possible && host_loop_(host_loop_user_, op.spec.op, op.spec.nin, op.spec.nout,
+                                      dtypes, nullptr, 0, nullptr, nullptr) == 0;
+  }
+  if (!possible) {
+    failures_.ops_lost += done.size();
+    return false;
+  }
+  // The loops raise FP exceptions as NumPy's do; they are reported like the
+  // device's, and the flushing thread's own status is left as it was.
+  std::fexcept_t saved;
+  std::fegetexceptflag(&saved, FE_ALL_EXCEPT);
+  for (const RecordedOp &op : done) {
+    if (op.standalone()) {
+      uint8_t *bytes[3] = {};
+      for (size_t k = 0; k < op.operands.size() && k < 3; ++k)
+        bytes[k] = host_bytes(op.operands[k]);
+      note_fp_errors(op.spec.op, replay_standalone(op, bytes));
+      continue;
+    }
+    const size_t n = op.operands.size();
+    npvk_dtype dtypes[kMaxOperands];
+    char *base[kMaxOperands];
+    int64_t item[kMaxOperands];
+    for (size_t k = 0; k < n; ++k) {
+      dtypes[k] = op.spec.operands[k].dtype;
+      base[k] = reinterpret_cast<char *>(host_bytes(op.operands[k]));
+      item[k] = int64_t(dtype_info(dtypes[k]).itemsize);
+    }
+    const IterationSpace &sp = op.space;
+    const uint32_t rank = sp.rank;
+    const int64_t inner = rank ? sp.shape[rank - 1] : sp.count;
+    int64_t steps[kMaxOperands]{};
+    for (size_t k = 0; k < n && rank; ++k) steps[k] = sp.strides[k][rank - 1] * item[k];
+    // An odometer over the outer dimensions, one inner-loop call per row.
+    std::vector<int64_t> index(rank > 1 ? rank - 1 : 0, 0);
+    uint32_t flags = 0;
+    while (inner > 0) {
+      char *args[kMaxOperands];
+      for (size_t k = 0; k < n; ++k) {
+        args[k] = base[k];
+        for (size_t d = 0; d < index.size(); ++d) args[k] += index[d] * sp.strides[k][d] * item[k];
+      }
+      std::feclearexcept(FE_ALL_EXCEPT);
+      uint32_t raised = 0;
+      host_loop_(host_loop_user_, op.spec.op, op.spec.nin, op.spec.nout, dtypes, args, inner, steps,
+                 &raised);
+      flags |= raised | host_fp_flags();
+      size_t d = index.size();
+      while (d > 0 && ++index[d - 1] == sp.shape[d - 1]) index[--d] = 0;
+      if (d == 0) break;
+    }
+    flags &= ~uint32_t(NPVK_FP_UNDERFLOW);  // the device never reports it either
+    note_fp_errors(op.spec.op, flags);
+  }
+  std::fesetexceptflag(&saved, FE_ALL_EXCEPT);
+  failures_.ops_replayed += done.size();
+  return true;
+}
+
+void Context::note_fp_errors(npvk_op op, uint32_t flags) {
+  if (!flags) return;
+  const uint32_t id = uint32_t(op);
+  auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(), [&](const npvk_fp_error &e) {
+    return e.op == id && (e.flags & (NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)) ==
+                             (flags & (NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE));
+  });
+  if (it != fp_errors_.end())
+    it->flags |= flags;
+  else
+    fp_errors_.push_back({id, flags});
+}
+
+npvk_failure_stats Context::failure_stats() const {
+  npvk_failure_stats s = failures_;
+  s.struct_size = sizeof s;
+  s.faults_injected = fault::fired();
+  return s;
+}
+
+}  // namespace npvk

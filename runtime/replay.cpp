@@ -1,0 +1,214 @@
+// Host replay of the standalone ops of a failed flush: reductions, scans and
+// matrix products (elementwise ops replay in context_failures.cpp). A
+// reduction or scan folds with the host loop of its combining op, NumPy's own
+// (so a sum is NumPy's pairwise sum over each run, and a scan rounds exactly
+// as NumPy's accumulate); a matrix product has no such loop and is computed
+// here, in order (within the bound docs/accuracy.md states for the device's).
+#include <cfenv>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "compile/dtype.hpp"
+#include "compile/matmul.hpp"
+#include "compile/reduction.hpp"
+#include "runtime/context.hpp"
+
+namespace npvk {
+namespace {
+
+// Visits every index of `shape` (row-major), giving each operand's element
+// offset (strides[k][d] elements per step of dimension d).
+template <class Visit>
+void odometer(const std::vector<int64_t> &shape, const std::vector<std::vector<int64_t>> &strides,
+              size_t operands, Visit &&visit) {
+  std::vector<int64_t> index(shape.size(), 0), offset(operands, 0);
+  for (int64_t e : shape)
+    if (e == 0) return;
+  while (true) {
+    visit(offset);
+    size_t d = shape.size();
+    while (d > 0) {
+      --d;
+      for (size_t k = 0; k < operands; ++k) offset[k] += strides[k][d];
+      if (++index[d] < shape[d]) break;
+      for (size_t k = 0; k < operands; ++k) offset[k] -= strides[k][d] * shape[d];
+      index[d] = 0;
+      if (d == 0) return;
+    }
+    if (shape.empty()) return;
+  }
+}
+
+// The outer dimensions of a loop nest and its last one, as (shape, strides)
+// pairs: a rank-0 space is one element.
+struct Runs {
+  std::vector<int64_t> outer_shape;
+  std::vector<std::vector<int64_t>> outer_strides;
+  int64_t length = 1;
+  std::vector<int64_t> step;  // per operand, elements
+};
+
+Runs runs_of(const IterationSpace &space, size_t operands) {
+  Runs r;
+  r.outer_strides.assign(operands, {});
+  r.step.assign(operands, 0);
+  if (space.rank == 0) {
+    r.length = space.count;
+    return r;
+  }
+  const uint32_t last = space.rank - 1;
+  r.outer_shape.assign(space.shape.begin(), space.shape.begin() + last);
+  for (size_t k = 0; k < operands; ++k) {
+    r.outer_strides[k].assign(space.strides[k].begin(), space.strides[k].begin() + last);
+    r.step[k] = space.strides[k][last];
+  }
+  r.length = space.shape[last];
+  return r;
+}
+
+// Integers multiply and add in uint64_t: wrap-around modulo 2^64, then the
+// truncation to T wraps as NumPy's loop does in T (and nothing is promoted
+// to a signed int, where overflow would be undefined).
+template <class T, bool = std::is_integral_v<T>>
+struct Accumulator {
+  using type = T;
+};
+template <class T>
+struct Accumulator<T, true> {
+  using type = uint64_t;
+};
+
+template <class T>
+void matmul_typed(const MatmulOp &op, const uint8_t *a, const uint8_t *b, uint8_t *c) {
+  using Acc = typename Accumulator<T>::type;
+  const T *A = reinterpret_cast<const T *>(a), *B = reinterpret_cast<const T *>(b);
+  T *C = reinterpret_cast<T *>(c);
+  std::vector<int64_t> shape = op.batch_shape;
+  std::vector<std::vector<int64_t>> strides = op.batch_strides;
+  if (strides.size() < 3) strides.assign(3, std::vector<int64_t>(shape.size(), 0));
+  odometer(shape, strides, 3, [&](const std::vector<int64_t> &at) {
+    for (int64_t i = 0; i < op.m; ++i)
+      for (int64_t j = 0; j < op.n; ++j) {
+        Acc sum = Acc(0);
+        for (int64_t k = 0; k < op.k; ++k)
+          sum += Acc(A[at[0] + i * op.a_strides[0] + k * op.a_strides[1]]) *
+                 Acc(B[at[1] + k * op.b_strides[0] + j * op.b_strides[1]]);
+        C[at[2] + i * op.c_strides[0] + j * op.c_strides[1]] = T(sum);
+      }
+  });
+}
+
+}  // namespace
+
+bool Context::replay_supported(const RecordedOp &op) const {
+  if (op.matmul) {
+    const npvk_dtype d = op.matmul->dtype;
+    return d != NPVK_BOOL && d != NPVK_FLOAT16;
+  }
+  const ReduceOp &r = *op.reduce;
+  const npvk_dtype three[3] = {r.spec.out, r.spec.out, r.spec.out};
+  const npvk_dtype cast[2] = {r.spec.in, r.spec.out};
+  return host_loop_(host_loop_user_, r.spec.op, 2, 1, three, nullptr, 0, nullptr, nullptr) == 0 &&
+         (r.spec.in == r.spec.out ||
+          host_loop_(host_loop_user_, NPVK_OP_CAST, 1, 1, cast, nullptr, 0, nullptr, nullptr) == 0);
+}
+
+uint32_t Context::replay_standalone(const RecordedOp &op, uint8_t *const *bytes) {
+  if (op.matmul) {
+    switch (op.matmul->dtype) {
+#define NPVK_REPLAY_MATMUL(DT, T)                              \
+  case DT:                                                     \
+    matmul_typed<T>(*op.matmul, bytes[0], bytes[1], bytes[2]); \
+    break;
+      NPVK_REPLAY_MATMUL(NPVK_INT8, int8_t)
+      NPVK_REPLAY_MATMUL(NPVK_INT16, int16_t)
+      NPVK_REPLAY_MATMUL(NPVK_INT32, int32_t)
+      NPVK_REPLAY_MATMUL(NPVK_INT64, int64_t)
+      NPVK_REPLAY_MATMUL(NPVK_UINT8, uint8_t)
+      NPVK_REPLAY_MATMUL(NPVK_UINT16, uint16_t)
+      NPVK_REPLAY_MATMUL(NPVK_UINT32, uint32_t)
+      NPVK_REPLAY_MATMUL(NPVK_UINT64, uint64_t)
+      NPVK_REPLAY_MATMUL(NPVK_FLOAT32, float)
+      NPVK_REPLAY_MATMUL(NPVK_FLOAT64, double)
+#undef NPVK_REPLAY_MATMUL
+      default:
+        break;
+    }
+    return 0;
+  }
+  const ReduceOp &r = *op.reduce;
+  const npvk_dtype three[3] = {r.spec.out, r.spec.out, r.spec.out};
+  const npvk_dtype cast[2] = {r.spec.in, r.spec.out};
+  const int64_t in_size = dtype_info(r.spec.in).itemsize,
+                out_size = dtype_info(r.spec.out).itemsize;
+  const bool scan = r.spec.mode == ReduceMode::Scan;
+  uint32_t flags = 0;
+  std::vector<uint8_t> converted;
+  // One run of input elements as the combining loop wants them: in the
+  // output's dtype (cast by NumPy's cast, as its buffered reduce does).
+  auto run_in_out_type = [&](uint8_t *src, int64_t length, int64_t step, int64_t *bytes_step) {
+    if (r.spec.in == r.spec.out) {
+      *bytes_step = step * in_size;
+      return src;
+    }
+    converted.resize(size_t(length * out_size));
+    char *args[2] = {reinterpret_cast<char *>(src), reinterpret_cast<char *>(converted.data())};
+    const int64_t steps[2] = {step * in_size, out_size};
+    uint32_t raised = 0;
+    host_loop_(host_loop_user_, NPVK_OP_CAST, 1, 1, cast, args, length, steps, &raised);
+    *bytes_step = out_size;
+    return converted.data();
+  };
+  auto combine = [&](char *args[3], int64_t count, const int64_t steps[3]) {
+    std::feclearexcept(FE_ALL_EXCEPT);
+    uint32_t raised = 0;
+    host_loop_(host_loop_user_, r.spec.op, 2, 1, three, args, count, steps, &raised);
+    flags |= raised | host_fp_flags();
+  };
+  const Runs inner = runs_of(r.inner, scan ? 2 : 1);
+  std::vector<std::vector<int64_t>> outer_strides = r.outer.strides;
+  outer_strides.resize(2, std::vector<int64_t>(r.outer.shape.size(), 0));
+  odometer(r.outer.shape, outer_strides, 2, [&](const std::vector<int64_t> &at) {
+    uint8_t *in = bytes[0] + at[0] * in_size;
+    uint8_t *out = bytes[1] + at[1] * out_size;
+    if (scan) {
+      // out[0] = in[0]; out[j] = out[j - 1] op in[j], as NumPy's accumulate.
+      int64_t in_step = 0;
+      uint8_t *line = run_in_out_type(in, inner.length, inner.step[0], &in_step);
+      const int64_t out_step = inner.step[1] * out_size;
+      std::memcpy(out, line, size_t(out_size));
+      if (inner.length < 2) return;
+      char *args[3] = {reinterpret_cast<char *>(out), reinterpret_cast<char *>(line + in_step),
+                       reinterpret_cast<char *>(out + out_step)};
+      const int64_t steps[3] = {out_step, in_step, out_step};
+      combine(args, inner.length - 1, steps);
+      return;
+    }
+    // NumPy starts from `initial`, else from the op's identity (so a sum of
+    // -0.0 is 0.0, as NumPy's), else from the first element.
+    uint64_t start_bits = r.init_bits;
+    bool started = r.has_init || reduce_identity(r.spec.op, r.spec.out, &start_bits);
+    if (started) std::memcpy(out, &start_bits, size_t(out_size));
+    odometer(inner.outer_shape, inner.outer_strides, 1, [&](const std::vector<int64_t> &off) {
+      int64_t step = 0, length = inner.length;
+      uint8_t *run = run_in_out_type(in + off[0] * in_size, length, inner.step[0], &step);
+      if (!started) {
+        std::memcpy(out, run, size_t(out_size));
+        run += step;
+        --length;
+        started = true;
+      }
+      if (length <= 0) return;
+      char *args[3] = {reinterpret_cast<char *>(out), reinterpret_cast<char *>(run),
+                       reinterpret_cast<char *>(out)};
+      const int64_t steps[3] = {0, step, 0};
+      combine(args, length, steps);
+    });
+  });
+  flags &= ~uint32_t(NPVK_FP_UNDERFLOW);
+  if (flags) flags |= scan ? NPVK_FP_IN_ACCUMULATE : NPVK_FP_IN_REDUCE;
+  return flags;
+}
+
+}  // namespace npvk
