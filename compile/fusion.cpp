@@ -180,7 +180,7 @@ void contract(std::vector<PlannedKernel> &kernels,
   std::unordered_map<const Buffer *, bool> dead_cache;
   for (size_t g = 0; g < kernels.size(); ++g) {
     PlannedKernel &k = kernels[g];
-    if (k.standalone()) continue;  // its result is what the caller asked for
+    if (k.standalone) continue;  // its result is what the caller asked for
     for (size_t s = 0; s < k.slots.size(); ++s) {
       const SlotBinding &b = k.slots[s];
       if (!b.written) continue;
@@ -201,8 +201,7 @@ void contract(std::vector<PlannedKernel> &kernels,
 // contraction and the barriers what it reads and writes.
 PlannedKernel standalone_kernel(const RecordedOp &op, size_t index) {
   PlannedKernel k;
-  k.reduce = op.reduce.get();
-  k.matmul = op.matmul.get();
+  k.standalone = op.standalone.get();
   k.ops.push_back(index);
   for (uint32_t i = 0; i < op.operands.size(); ++i) {
     SlotBinding b;
@@ -233,7 +232,7 @@ std::vector<PlannedKernel> plan_kernels(
   };
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].space.count == 0) continue;
-    if (ops[i].standalone()) {
+    if (ops[i].standalone) {
       kernels.push_back(standalone_kernel(ops[i], i));
       builder.reset();
       continue;
@@ -261,7 +260,7 @@ std::vector<PlannedKernel> plan_kernels(
   if (fuse) contract(kernels, dead);
 
   for (PlannedKernel &k : kernels) {
-    if (k.standalone()) continue;
+    if (k.standalone) continue;
     std::vector<std::vector<int64_t>> strides;
     std::vector<bool> unit;
     for (size_t s = 0; s < k.slots.size(); ++s) {

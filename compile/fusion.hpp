@@ -13,8 +13,7 @@
 
 #include "compile/iteration.hpp"
 #include "compile/kernel_spec.hpp"
-#include "compile/matmul.hpp"
-#include "compile/reduction.hpp"
+#include "compile/families/family.hpp"
 #include "compile/view.hpp"
 
 namespace npvk {
@@ -25,11 +24,9 @@ struct RecordedOp {
   std::vector<View> operands;   // inputs, then outputs (they keep the buffers alive)
   std::vector<int64_t> lo, hi;  // byte extent of each operand
   IterationSpace space;         // its own loop, with the full shape and strides
-  // Set for a reduction (operands: input, output) or a matrix product
-  // (operands: A, B, C); either is a kernel of its own.
-  std::shared_ptr<const ReduceOp> reduce;
-  std::shared_ptr<const MatmulOp> matmul;
-  bool standalone() const { return reduce || matmul; }
+  // Set for a kernel of its own (compile/families/kernels.hpp): a reduction
+  // or scan (operands: input, output) or a matrix product (A, B, C).
+  std::shared_ptr<const StandaloneKernel> standalone;
 };
 
 // The memory or scalar behind one slot of a planned kernel.
@@ -46,9 +43,9 @@ struct PlannedKernel {
   std::vector<SlotBinding> slots;    // parallel to spec.slots
   IterationSpace space;              // the loop over all slots
   uint64_t contracted_bytes = 0;     // stores it leaves out
-  const ReduceOp *reduce = nullptr;  // a reduction: slots are its input and output
-  const MatmulOp *matmul = nullptr;  // a matrix product: slots are A, B and C
-  bool standalone() const { return reduce || matmul; }
+  // A standalone kernel (its slots are the recorded op's operands), or null
+  // for a fused elementwise kernel.
+  const StandaloneKernel *standalone = nullptr;
 };
 
 // `fuse`: false gives one kernel per op (NPVK_FUSION=0). Ops over fewer than

@@ -30,4 +30,29 @@ static_assert(sizeof(PushConstants) == 128, "PushConstants must match the GLSL b
 
 constexpr uint32_t kWorkgroupSize = 128;
 
+// What PushConstants::operand[i] holds in a reduction or scan kernel
+// (compile/reduce_codegen.cpp reads them, compile/families/reduce.cpp fills
+// them). The argument table: the outer shape, the outer input and output
+// strides, the inner shape and the inner strides.
+namespace reduce_slot {
+enum : uint32_t {
+  kInput = 0,         // the input's address
+  kOutput = 1,        // the output's, or the scratch partials'
+  kInitial = 2,       // `initial`'s bits in the output dtype
+  kReduced = 3,       // elements per result
+  kChunks = 4,        // chunks per result
+  kApplyInitial = 5,  // whether to combine `initial`
+  kFirstItem = 6,     // the first result (chunk, line) of this dispatch
+  kLineBegin = 7,     // a scan's elements [begin, end) of each line in this dispatch
+  kLineEnd = 8,
+};
+}  // namespace reduce_slot
+
+// What PushConstants::operand[i] holds in a matrix product kernel
+// (compile/matmul.cpp). The argument table: A's, B's and C's two core
+// strides, then the batch shape and the three operands' batch strides.
+namespace matmul_slot {
+enum : uint32_t { kA = 0, kB = 1, kC = 2, kM = 3, kK = 4, kN = 5, kFirstTile = 6 };
+}  // namespace matmul_slot
+
 }  // namespace npvk

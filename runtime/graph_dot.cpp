@@ -41,11 +41,6 @@ std::string signature(const KernelSpec &spec) {
 
 }  // namespace
 
-std::string reduce_method_name(const ReduceOp &r) {
-  return std::string(op_info(r.spec.op).name) +
-         (r.spec.mode == ReduceMode::Scan ? ".accumulate" : ".reduce");
-}
-
 std::string scalar_text(npvk_dtype dtype, uint64_t bits) {
   char buf[64];
   const DtypeInfo &info = dtype_info(dtype);
@@ -86,19 +81,14 @@ std::string flush_graph_dot(const std::vector<RecordedOp> &ops,
   for (size_t k = 0; k < kernels.size(); ++k) {
     const PlannedKernel &kernel = kernels[k];
     const std::string elements = ", " + std::to_string(kernel.space.count) + " elements";
-    const std::string what =
-        kernel.matmul   ? "matmul, " + std::to_string(kernel.matmul->tiles()) + " tiles"
-        : kernel.reduce ? reduce_method_name(*kernel.reduce) + " into " +
-                              std::to_string(kernel.reduce->outputs) + " results" + elements
-                        : std::to_string(kernel.ops.size()) + " op" +
-                              (kernel.ops.size() == 1 ? "" : "s") + elements;
+    const std::string what = kernel.standalone ? kernel.standalone->summary(kernel.space.count)
+                                               : std::to_string(kernel.ops.size()) + " op" +
+                                                     (kernel.ops.size() == 1 ? "" : "s") + elements;
     out += "  subgraph cluster_k" + std::to_string(k) + " {\n    label=\"kernel " +
            std::to_string(k) + ": " + what + "\";\n    style=rounded; color=blue;\n";
     for (size_t i : kernel.ops)
       out += "    op" + std::to_string(i) + " [shape=box, label=\"#" + std::to_string(i) + " " +
-             (ops[i].matmul   ? std::string("matmul")
-              : ops[i].reduce ? reduce_method_name(*ops[i].reduce)
-                              : op_info(ops[i].spec.op).name) +
+             (ops[i].standalone ? ops[i].standalone->name() : op_info(ops[i].spec.op).name) +
              "\\n" + signature(ops[i].spec) + "\"];\n";
     out += "  }\n";
   }

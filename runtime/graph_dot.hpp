@@ -20,9 +20,6 @@ std::string flush_graph_dot(const std::vector<RecordedOp> &ops,
 // A kernel's slots and steps, one line each.
 std::string kernel_graph_text(const FusedKernelSpec &spec, uint64_t elements);
 
-// "add.reduce" or "add.accumulate".
-std::string reduce_method_name(const ReduceOp &r);
-
 // A scalar view's value as its dtype prints it.
 std::string scalar_text(npvk_dtype dtype, uint64_t bits);
 

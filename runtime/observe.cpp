@@ -1,12 +1,11 @@
-// The context's side of observability: what a flush leaves for NPVK_GRAPH,
-// the trace's device track and npvk_context_last_kernel_*.
+#include "runtime/observe.hpp"
+
 #include <cstdio>
 #include <fstream>
 
 #include "compile/codegen.hpp"
 #include "compile/dtype.hpp"
 #include "compile/ops.hpp"
-#include "runtime/context.hpp"
 #include "runtime/graph_dot.hpp"
 
 namespace npvk {
@@ -23,52 +22,25 @@ std::string kernel_name(const FusedKernelSpec &spec) {
   return name;
 }
 
-std::string matmul_text(const MatmulOp &op) {
-  return "matmul, " + std::string(dtype_info(op.dtype).name) + ": " + std::to_string(op.batches) +
-         " x (" + std::to_string(op.m) + " x " + std::to_string(op.k) + ") @ (" +
-         std::to_string(op.k) + " x " + std::to_string(op.n) + "), " + std::to_string(op.tiles()) +
-         " tiles of " + std::to_string(kMatmulTile) + " x " + std::to_string(kMatmulTile) +
-         ", a workgroup each\n";
-}
-
-std::string reduce_text(const ReduceOp &r) {
-  if (r.spec.mode == ReduceMode::Scan)
-    return reduce_method_name(r) + ", " + dtype_info(r.spec.in).name + " -> " +
-           dtype_info(r.spec.out).name + ": " + std::to_string(r.outputs) + " line" +
-           (r.outputs == 1 ? "" : "s") + " of " + std::to_string(r.reduced) +
-           " elements, an invocation per line\n";
-  return reduce_method_name(r) + ", " + dtype_info(r.spec.in).name + " -> " +
-         dtype_info(r.spec.out).name + ": " + std::to_string(r.outputs) + " result" +
-         (r.outputs == 1 ? "" : "s") + " of " + std::to_string(r.reduced) + " elements each, " +
-         (r.spec.mode == ReduceMode::Workgroup ? "a workgroup per chunk"
-                                               : "an invocation per result") +
-         (r.chunks > 1
-              ? ", " + std::to_string(r.chunks) + " chunks per result, then a pass folding them"
-              : std::string()) +
-         "\n";
-}
-
 }  // namespace
 
-void Context::observe_flush(const std::vector<RecordedOp> &ops,
+void FlushObserver::observe(const std::vector<RecordedOp> &ops,
                             const std::vector<PlannedKernel> &kernels,
                             const std::vector<size_t> &first_dispatch,
-                            const vk::BatchResult &result, int64_t submit_ns) {
+                            const vk::BatchResult &result, int64_t submit_ns, uint64_t flush_index,
+                            Profiler &profiler) {
   if (kernels.empty()) return;
   const PlannedKernel &last = kernels.back();
   last_kernel_ = last.spec;
   last_kernel_elements_ = uint64_t(last.space.count);
-  last_reduce_.reset();
-  last_matmul_.reset();
-  if (last.reduce) last_reduce_ = *last.reduce;
-  if (last.matmul) last_matmul_ = *last.matmul;
+  last_standalone_ = last.standalone ? ops[last.ops[0]].standalone : nullptr;
   if (!graph_dir_.empty()) {
     char name[32];
     std::snprintf(name, sizeof name, "/flush-%06llu.dot", (unsigned long long)graphs_written_++);
     // A graph that cannot be written must not fail the user's work.
-    std::ofstream(graph_dir_ + name) << flush_graph_dot(ops, kernels, stats_.flushes);
+    std::ofstream(graph_dir_ + name) << flush_graph_dot(ops, kernels, flush_index);
   }
-  Trace *trace = profiler_.trace();
+  Trace *trace = profiler.trace();
   if (!trace || first_dispatch.size() != kernels.size() + 1 ||
       result.dispatch_ns.size() != 2 * first_dispatch.back())
     return;
@@ -81,31 +53,19 @@ void Context::observe_flush(const std::vector<RecordedOp> &ops,
     const size_t passes = first_dispatch[k + 1] - first_dispatch[k];
     for (size_t d = first_dispatch[k]; d < first_dispatch[k + 1]; ++d) {
       Trace::Span span;
-      if (kernel.matmul) {
-        const MatmulOp &op = *kernel.matmul;
-        span.name = "matmul";
+      if (kernel.standalone) {
+        span.name = kernel.standalone->name();
         if (passes > 1)
           span.name +=
               " (" + std::to_string(d - first_dispatch[k] + 1) + "/" + std::to_string(passes) + ")";
-        span.args = "\"m\":" + std::to_string(op.m) + ",\"k\":" + std::to_string(op.k) +
-                    ",\"n\":" + std::to_string(op.n) +
-                    ",\"batches\":" + std::to_string(op.batches) + ",\"kernel\":\"" +
-                    json_escape(op.key()) + "\"";
-      } else if (kernel.reduce) {
-        span.name = reduce_method_name(*kernel.reduce);
-        if (passes > 1)
-          span.name +=
-              " (" + std::to_string(d - first_dispatch[k] + 1) + "/" + std::to_string(passes) + ")";
-        span.args = "\"elements\":" + std::to_string(kernel.space.count) +
-                    ",\"results\":" + std::to_string(kernel.reduce->outputs) + ",\"kernel\":\"" +
-                    json_escape(kernel.reduce->spec.key()) + "\"";
+        span.args = kernel.standalone->trace_args(kernel.space.count);
       } else {
         span.name = kernel_name(kernel.spec);
         span.args = "\"elements\":" + std::to_string(kernel.space.count) +
                     ",\"ops\":" + std::to_string(kernel.ops.size()) + ",\"kernel\":\"" +
                     json_escape(kernel.spec.key()) + "\"";
       }
-      span.args += ",\"flush\":" + std::to_string(stats_.flushes);
+      span.args += ",\"flush\":" + std::to_string(flush_index);
       span.begin_ns = result.dispatch_ns[2 * d];
       span.end_ns = result.dispatch_ns[2 * d + 1];
       batch.dispatches.push_back(std::move(span));
@@ -114,16 +74,14 @@ void Context::observe_flush(const std::vector<RecordedOp> &ops,
   trace->device_batch(std::move(batch));
 }
 
-std::string Context::last_kernel_source() const {
-  if (last_matmul_) return generate_matmul_glsl(*last_matmul_);
-  if (last_reduce_) return generate_reduce_glsl(last_reduce_->spec);
+std::string FlushObserver::last_kernel_source(const DeviceTraits &traits) const {
+  if (last_standalone_) return last_standalone_->glsl();
   if (last_kernel_.steps.empty()) return "";
-  return generate_glsl(last_kernel_, traits_);
+  return generate_glsl(last_kernel_, traits);
 }
 
-std::string Context::last_kernel_graph() const {
-  if (last_matmul_) return matmul_text(*last_matmul_);
-  if (last_reduce_) return reduce_text(*last_reduce_);
+std::string FlushObserver::last_kernel_graph() const {
+  if (last_standalone_) return last_standalone_->describe();
   if (last_kernel_.steps.empty()) return "";
   return kernel_graph_text(last_kernel_, last_kernel_elements_);
 }

@@ -1,27 +1,16 @@
-// What a context does when the device fails it: fault injection points, and
-// the host replay of a failed flush's recorded ops (docs/architecture.md,
-// "Failure handling").
+#include "runtime/recovery.hpp"
+
 #include <algorithm>
 #include <cfenv>
 #include <cstring>
 #include <string>
 
+#include "base/host_fp.hpp"
 #include "compile/dtype.hpp"
-#include "runtime/context.hpp"
+#include "runtime/buffer.hpp"
 #include "runtime/fault_injection.hpp"
 
 namespace npvk {
-
-uint32_t host_fp_flags() {
-  const int raised = std::fetestexcept(FE_ALL_EXCEPT);
-  uint32_t flags = 0;
-  if (raised & FE_DIVBYZERO) flags |= NPVK_FP_DIVIDE_BY_ZERO;
-  if (raised & FE_OVERFLOW) flags |= NPVK_FP_OVERFLOW;
-  if (raised & FE_UNDERFLOW) flags |= NPVK_FP_UNDERFLOW;
-  if (raised & FE_INVALID) flags |= NPVK_FP_INVALID;
-  return flags;
-}
-
 namespace {
 
 // Where the host can reach an operand's bytes: its mapping, which on a
@@ -57,48 +46,22 @@ bool safe_to_rerun(const std::vector<RecordedOp> &ops) {
 
 }  // namespace
 
-void Context::check_readable(const Buffer &buffer) const {
-  const bool host_readable = buffer.evicted || (buffer.device && buffer.device->mapped());
-  if (released_ || !device_->lost() || !host_readable) check_usable();
-}
-
-void Context::inject_alloc_fault() {
-  if (!fault::fire(fault::Kind::Alloc)) return;
-  ++failures_.alloc_failures;
-  const char *what = "out of device memory (injected by NPVK_FAULT=alloc)";
-  failures_.last_status = uint32_t(NPVK_ERR_OUT_OF_DEVICE_MEMORY);
-  std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", what);
-  fail(NPVK_ERR_OUT_OF_DEVICE_MEMORY, what);
-}
-
-void Context::inject_compile_fault() {
-  if (fault::fire(fault::Kind::Compile))
-    fail(NPVK_ERR_COMPILE, "kernel compilation failed (injected by NPVK_FAULT=compile)");
-}
-
-void Context::inject_submit_fault() {
-  if (fault::fire(fault::Kind::DeviceLost))
-    device_->check(VK_ERROR_DEVICE_LOST, "vkQueueSubmit (injected by NPVK_FAULT=device_lost)");
-  if (fault::fire(fault::Kind::Submit))
-    device_->check(VK_ERROR_OUT_OF_DEVICE_MEMORY, "vkQueueSubmit (injected by NPVK_FAULT=submit)");
-}
-
-bool Context::recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run) {
+bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run,
+                       FpErrors &errors) {
   ++failures_.flush_failures;
   failures_.last_status = uint32_t(error.status());
   std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", error.what());
-  bool possible = host_loop_ != nullptr && (!may_have_run || safe_to_rerun(done));
+  bool possible = loop_.fn != nullptr && (!may_have_run || safe_to_rerun(done));
   for (size_t i = 0; possible && i < done.size(); ++i) {
     const RecordedOp &op = done[i];
     for (const View &v : op.operands) possible = possible && host_bytes(v) != nullptr;
-    if (op.standalone()) {
-      possible = possible && replay_supported(op);
+    if (op.standalone) {
+      possible = possible && op.standalone->replay_supported(loop_);
       continue;
     }
     npvk_dtype dtypes[kMaxOperands];
     for (size_t k = 0; k < op.operands.size(); ++k) dtypes[k] = op.spec.operands[k].dtype;
-    possible = possible && host_loop_(host_loop_user_, op.spec.op, op.spec.nin, op.spec.nout,
-                                      dtypes, nullptr, 0, nullptr, nullptr) == 0;
+    possible = possible && loop_.has(op.spec.op, op.spec.nin, op.spec.nout, dtypes);
   }
   if (!possible) {
     failures_.ops_lost += done.size();
@@ -109,13 +72,22 @@ bool Context::recover(const std::vector<RecordedOp> &done, const Error &error, b
   std::fexcept_t saved;
   std::fegetexceptflag(&saved, FE_ALL_EXCEPT);
   for (const RecordedOp &op : done) {
-    if (op.standalone()) {
+    if (op.standalone) {
       uint8_t *bytes[3] = {};
       for (size_t k = 0; k < op.operands.size() && k < 3; ++k)
         bytes[k] = host_bytes(op.operands[k]);
-      note_fp_errors(op.spec.op, replay_standalone(op, bytes));
+      errors.note(op.spec.op, op.standalone->replay(loop_, bytes));
       continue;
     }
+    replay_elementwise(op, errors);
+  }
+  std::fesetexceptflag(&saved, FE_ALL_EXCEPT);
+  failures_.ops_replayed += done.size();
+  return true;
+}
+
+void Recovery::replay_elementwise(const RecordedOp &op, FpErrors &errors) {
+  {
     const size_t n = op.operands.size();
     npvk_dtype dtypes[kMaxOperands];
     char *base[kMaxOperands];
@@ -141,35 +113,18 @@ bool Context::recover(const std::vector<RecordedOp> &done, const Error &error, b
       }
       std::feclearexcept(FE_ALL_EXCEPT);
       uint32_t raised = 0;
-      host_loop_(host_loop_user_, op.spec.op, op.spec.nin, op.spec.nout, dtypes, args, inner, steps,
-                 &raised);
+      loop_.run(op.spec.op, op.spec.nin, op.spec.nout, dtypes, args, inner, steps, &raised);
       flags |= raised | host_fp_flags();
       size_t d = index.size();
       while (d > 0 && ++index[d - 1] == sp.shape[d - 1]) index[--d] = 0;
       if (d == 0) break;
     }
     flags &= ~uint32_t(NPVK_FP_UNDERFLOW);  // the device never reports it either
-    note_fp_errors(op.spec.op, flags);
+    errors.note(op.spec.op, flags);
   }
-  std::fesetexceptflag(&saved, FE_ALL_EXCEPT);
-  failures_.ops_replayed += done.size();
-  return true;
 }
 
-void Context::note_fp_errors(npvk_op op, uint32_t flags) {
-  if (!flags) return;
-  const uint32_t id = uint32_t(op);
-  auto it = std::find_if(fp_errors_.begin(), fp_errors_.end(), [&](const npvk_fp_error &e) {
-    return e.op == id && (e.flags & (NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)) ==
-                             (flags & (NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE));
-  });
-  if (it != fp_errors_.end())
-    it->flags |= flags;
-  else
-    fp_errors_.push_back({id, flags});
-}
-
-npvk_failure_stats Context::failure_stats() const {
+npvk_failure_stats Recovery::stats() const {
   npvk_failure_stats s = failures_;
   s.struct_size = sizeof s;
   s.faults_injected = fault::fired();

@@ -1,18 +1,15 @@
-// Host replay of the standalone ops of a failed flush: reductions, scans and
-// matrix products (elementwise ops replay in context_failures.cpp). A
-// reduction or scan folds with the host loop of its combining op, NumPy's own
-// (so a sum is NumPy's pairwise sum over each run, and a scan rounds exactly
-// as NumPy's accumulate); a matrix product has no such loop and is computed
-// here, in order (within the bound docs/accuracy.md states for the device's).
+// Host replay of reductions, scans and matrix products (host_replay.hpp).
+#include "compile/families/host_replay.hpp"
+
 #include <cfenv>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "base/host_fp.hpp"
 #include "compile/dtype.hpp"
 #include "compile/matmul.hpp"
 #include "compile/reduction.hpp"
-#include "runtime/context.hpp"
 
 namespace npvk {
 namespace {
@@ -101,43 +98,36 @@ void matmul_typed(const MatmulOp &op, const uint8_t *a, const uint8_t *b, uint8_
 
 }  // namespace
 
-bool Context::replay_supported(const RecordedOp &op) const {
-  if (op.matmul) {
-    const npvk_dtype d = op.matmul->dtype;
-    return d != NPVK_BOOL && d != NPVK_FLOAT16;
-  }
-  const ReduceOp &r = *op.reduce;
+bool reduce_replay_supported(const ReduceOp &r, const HostLoop &loop) {
   const npvk_dtype three[3] = {r.spec.out, r.spec.out, r.spec.out};
   const npvk_dtype cast[2] = {r.spec.in, r.spec.out};
-  return host_loop_(host_loop_user_, r.spec.op, 2, 1, three, nullptr, 0, nullptr, nullptr) == 0 &&
-         (r.spec.in == r.spec.out ||
-          host_loop_(host_loop_user_, NPVK_OP_CAST, 1, 1, cast, nullptr, 0, nullptr, nullptr) == 0);
+  return loop.has(r.spec.op, 2, 1, three) &&
+         (r.spec.in == r.spec.out || loop.has(NPVK_OP_CAST, 1, 1, cast));
 }
 
-uint32_t Context::replay_standalone(const RecordedOp &op, uint8_t *const *bytes) {
-  if (op.matmul) {
-    switch (op.matmul->dtype) {
-#define NPVK_REPLAY_MATMUL(DT, T)                              \
-  case DT:                                                     \
-    matmul_typed<T>(*op.matmul, bytes[0], bytes[1], bytes[2]); \
+void replay_matmul(const MatmulOp &op, uint8_t *const *bytes) {
+  switch (op.dtype) {
+#define NPVK_REPLAY_MATMUL(DT, T)                      \
+  case DT:                                             \
+    matmul_typed<T>(op, bytes[0], bytes[1], bytes[2]); \
     break;
-      NPVK_REPLAY_MATMUL(NPVK_INT8, int8_t)
-      NPVK_REPLAY_MATMUL(NPVK_INT16, int16_t)
-      NPVK_REPLAY_MATMUL(NPVK_INT32, int32_t)
-      NPVK_REPLAY_MATMUL(NPVK_INT64, int64_t)
-      NPVK_REPLAY_MATMUL(NPVK_UINT8, uint8_t)
-      NPVK_REPLAY_MATMUL(NPVK_UINT16, uint16_t)
-      NPVK_REPLAY_MATMUL(NPVK_UINT32, uint32_t)
-      NPVK_REPLAY_MATMUL(NPVK_UINT64, uint64_t)
-      NPVK_REPLAY_MATMUL(NPVK_FLOAT32, float)
-      NPVK_REPLAY_MATMUL(NPVK_FLOAT64, double)
+    NPVK_REPLAY_MATMUL(NPVK_INT8, int8_t)
+    NPVK_REPLAY_MATMUL(NPVK_INT16, int16_t)
+    NPVK_REPLAY_MATMUL(NPVK_INT32, int32_t)
+    NPVK_REPLAY_MATMUL(NPVK_INT64, int64_t)
+    NPVK_REPLAY_MATMUL(NPVK_UINT8, uint8_t)
+    NPVK_REPLAY_MATMUL(NPVK_UINT16, uint16_t)
+    NPVK_REPLAY_MATMUL(NPVK_UINT32, uint32_t)
+    NPVK_REPLAY_MATMUL(NPVK_UINT64, uint64_t)
+    NPVK_REPLAY_MATMUL(NPVK_FLOAT32, float)
+    NPVK_REPLAY_MATMUL(NPVK_FLOAT64, double)
 #undef NPVK_REPLAY_MATMUL
-      default:
-        break;
-    }
-    return 0;
+    default:
+      break;
   }
-  const ReduceOp &r = *op.reduce;
+}
+
+uint32_t replay_reduce(const ReduceOp &r, const HostLoop &loop, uint8_t *const *bytes) {
   const npvk_dtype three[3] = {r.spec.out, r.spec.out, r.spec.out};
   const npvk_dtype cast[2] = {r.spec.in, r.spec.out};
   const int64_t in_size = dtype_info(r.spec.in).itemsize,
@@ -156,14 +146,14 @@ uint32_t Context::replay_standalone(const RecordedOp &op, uint8_t *const *bytes)
     char *args[2] = {reinterpret_cast<char *>(src), reinterpret_cast<char *>(converted.data())};
     const int64_t steps[2] = {step * in_size, out_size};
     uint32_t raised = 0;
-    host_loop_(host_loop_user_, NPVK_OP_CAST, 1, 1, cast, args, length, steps, &raised);
+    loop.run(NPVK_OP_CAST, 1, 1, cast, args, length, steps, &raised);
     *bytes_step = out_size;
     return converted.data();
   };
   auto combine = [&](char *args[3], int64_t count, const int64_t steps[3]) {
     std::feclearexcept(FE_ALL_EXCEPT);
     uint32_t raised = 0;
-    host_loop_(host_loop_user_, r.spec.op, 2, 1, three, args, count, steps, &raised);
+    loop.run(r.spec.op, 2, 1, three, args, count, steps, &raised);
     flags |= raised | host_fp_flags();
   };
   const Runs inner = runs_of(r.inner, scan ? 2 : 1);

@@ -1,0 +1,18 @@
+// The standalone kernel families, made from their planned ops (the planning
+// itself: compile/reduction.hpp, compile/matmul.hpp).
+#pragma once
+
+#include <memory>
+
+#include "compile/families/family.hpp"
+#include "compile/matmul.hpp"
+#include "compile/reduction.hpp"
+
+namespace npvk {
+
+// A reduction (ReduceMode::PerThread or Workgroup, in one pass or two) or an
+// accumulation (ReduceMode::Scan), after r.spec.mode.
+std::shared_ptr<const StandaloneKernel> make_reduce_kernel(ReduceOp r);
+std::shared_ptr<const StandaloneKernel> make_matmul_kernel(MatmulOp op);
+
+}  // namespace npvk

@@ -1,0 +1,117 @@
+#include "runtime/kernel_store.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+
+#include "base/error.hpp"
+#include "base/hash.hpp"
+#include "compile/kernel_abi.hpp"
+#include "runtime/fault_injection.hpp"
+#include "runtime/trace.hpp"
+#include "vulkan/compiler.hpp"
+#include "vulkan/reflection.hpp"
+
+namespace npvk {
+namespace {
+
+const vk::PushLayout &expected_push_layout() {
+  // Never destroyed: managed memory's atexit handler may flush, and compile,
+  // after the destructors of statics constructed later than its registration
+  // ran (ASan: a use after free when the first kernel was built at a fork).
+  static const vk::PushLayout *layout =
+      new vk::PushLayout{sizeof(PushConstants),
+                         {offsetof(PushConstants, operand), offsetof(PushConstants, meta),
+                          offsetof(PushConstants, count), offsetof(PushConstants, tables),
+                          offsetof(PushConstants, flags)}};
+  return *layout;
+}
+
+}  // namespace
+
+KernelStore::KernelStore(vk::Device &device, const std::string &cache_dir, std::string debug_dir,
+                         npvk_stats &stats, Profiler &profiler)
+    : device_(device),
+      cache_(std::make_unique<vk::KernelCache>(cache_dir)),
+      debug_dir_(std::move(debug_dir)),
+      stats_(stats),
+      profiler_(profiler) {
+  pipelines_ = std::make_unique<vk::PipelineFactory>(device_, *cache_, sizeof(PushConstants));
+}
+
+KernelStore::~KernelStore() = default;
+
+VkPipeline KernelStore::pipeline(const std::string &key,
+                                 const std::function<std::string()> &source) {
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) {
+    ++stats_.kernel_cache_hits;
+    return it->second;
+  }
+  auto start = std::chrono::steady_clock::now();
+  Profiler::Scope scope(profiler_, Phase::Compile);
+  if (scope.tracing()) scope.set_args("\"kernel\":\"" + json_escape(key) + "\"");
+  if (fault::fire(fault::Kind::Compile))
+    fail(NPVK_ERR_COMPILE, "kernel compilation failed (injected by NPVK_FAULT=compile)");
+  std::vector<uint32_t> spirv = spirv_for(source(), key);
+  VkPipeline pipeline = pipelines_->create(spirv);
+  ++stats_.pipelines_created;
+  stats_.compile_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return kernels_.emplace(key, pipeline).first->second;
+}
+
+std::vector<uint32_t> KernelStore::spirv_for(std::string source, const std::string &key) {
+  // For kernel work: dump every generated source, and let a hand-edited one
+  // stand in for it (see docs/architecture.md). Fused keys are long, so
+  // files are named by a hash of the key.
+  if (!debug_dir_.empty()) {
+    std::string file = hash128(key.data(), key.size()).hex().substr(0, 16);
+    std::ifstream in(debug_dir_ + "/" + file + ".glsl");
+    if (in) {
+      source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } else {
+      std::ofstream out(debug_dir_ + "/" + file + ".generated");
+      out << source;
+    }
+  }
+  const npvk_device_info &info = device_.info();
+  // The SPIR-V depends only on the source, but a driver update may want
+  // different code from us one day: key by driver and version too.
+  Hash128 cache_key = hash128(source + "\n//" + NPVK_VERSION_STRING + "\n//" +
+                              hash128(info.driver_uuid, sizeof info.driver_uuid).hex());
+  if (auto cached = cache_->load_spirv(cache_key)) {
+    try {
+      vk::check_push_layout(*cached, expected_push_layout());
+      ++stats_.disk_cache_hits;
+      return *cached;
+    } catch (const Error &) {
+      // A damaged entry that still had a valid checksum: rebuild it below.
+    }
+  }
+  std::vector<uint32_t> spirv = vk::compile_glsl(source, key);
+  vk::check_push_layout(spirv, expected_push_layout());
+  ++stats_.kernels_compiled;
+  cache_->store_spirv(cache_key, spirv);
+  return spirv;
+}
+
+void KernelStore::save() {
+  if (pipelines_) pipelines_->save();
+}
+
+void KernelStore::release() {
+  for (auto &entry : kernels_) pipelines_->destroy(entry.second);
+  kernels_.clear();
+  pipelines_.reset();
+}
+
+void KernelStore::abandon() {
+  // Leak on purpose: destroying Vulkan objects in a forked child can hang or
+  // corrupt the parent's device state.
+  kernels_.clear();
+  pipelines_.release();
+  cache_.release();
+}
+
+}  // namespace npvk

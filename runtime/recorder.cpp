@@ -1,0 +1,412 @@
+#include "runtime/recorder.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "base/error.hpp"
+#include "compile/dtype.hpp"
+#include "compile/families/kernels.hpp"
+#include "compile/iteration.hpp"
+#include "compile/ops.hpp"
+#include "runtime/context.hpp"
+
+namespace npvk {
+namespace {
+
+// Past this many recorded operations a flush runs anyway, bounding the memory
+// that recorded work holds and the latency of the next sync.
+constexpr size_t kMaxPendingOps = 4096;
+
+// A trace's record span names its op.
+void name_record(Profiler::Scope &scope, npvk_op op, const char *method) {
+  if (scope.tracing() && op_valid(op))
+    scope.set_args(std::string("\"op\":\"") + op_info(op).name + method + "\"");
+}
+
+}  // namespace
+
+Recorder::Recorder(Context &ctx, std::vector<RecordedOp> &pending, std::function<void()> flush,
+                   Residency &residency, MemoryObserver *const &observer, npvk_stats &stats,
+                   Profiler &profiler, RecordLimits limits)
+    : ctx_(ctx),
+      pending_(pending),
+      flush_(std::move(flush)),
+      residency_(residency),
+      observer_(observer),
+      stats_(stats),
+      profiler_(profiler),
+      limits_(limits) {}
+
+void Recorder::check_operand(const View &v, const std::string &what) const {
+  require(v.ctx.get() == &ctx_, NPVK_ERR_INVALID_ARGUMENT, what + " belongs to another context");
+  require(v.scalar || v.buffer->has_memory(), NPVK_ERR_INVALID_HANDLE,
+          what + " refers to freed memory");
+}
+
+void Recorder::prepare(const View *const *operands, uint32_t n, uint32_t nin) {
+  Buffer *used[kMaxOperands] = {};
+  for (uint32_t k = 0; k < n; ++k)
+    if (!operands[k]->scalar) used[k] = operands[k]->buffer.get();
+  residency_.make_resident(used, n);
+  for (uint32_t k = 0; k < n; ++k) {
+    const View &v = *operands[k];
+    if (!v.scalar && v.buffer->managed && observer_) observer_->before_use(*v.buffer, k >= nin);
+  }
+}
+
+void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
+  for (size_t k = rec.spec.nin; k < rec.operands.size(); ++k) {
+    Buffer *b = rec.operands[k].buffer.get();
+    if (b && b->host && !b->zero_copy) b->device_newer = true;
+  }
+  if (replace_last) {
+    pending_.back() = std::move(rec);
+    return;
+  }
+  pending_.push_back(std::move(rec));
+  if (pending_.size() >= kMaxPendingOps) flush_();
+}
+
+void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel, KernelSpec spec,
+                                 std::vector<View> operands, std::vector<int64_t> lo,
+                                 std::vector<int64_t> hi, int64_t elements) {
+  std::vector<const View *> views;
+  for (const View &v : operands) views.push_back(&v);
+  prepare(views.data(), uint32_t(views.size()), spec.nin);
+  RecordedOp rec;
+  rec.spec = spec;
+  rec.operands = std::move(operands);
+  rec.lo = std::move(lo);
+  rec.hi = std::move(hi);
+  rec.space.count = elements;
+  rec.standalone = std::move(kernel);
+  enqueue(std::move(rec), false);
+}
+
+bool Recorder::supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count,
+                         std::string *why) const {
+  const OpInfo &info = op_info(op);
+  const char *reason = nullptr;
+  if (!info.implemented) {
+    if (why) *why = std::string("npvk does not implement ") + info.name + " yet";
+    return false;
+  }
+  if (!op_has_loop(info, dtypes, count, &reason)) {
+    if (why) *why = std::string(info.name) + ": " + reason;
+    return false;
+  }
+  KernelSpec spec;
+  spec.op = op;
+  spec.nin = info.nin;
+  spec.nout = info.nout;
+  for (uint32_t k = 0; k < count; ++k) spec.operands[k].dtype = dtypes[k];
+  if (needs_float64(spec) && !limits_.traits.float64) {
+    if (why) *why = std::string(info.name) + ": the device lacks shaderFloat64";
+    return false;
+  }
+  return true;
+}
+
+void Recorder::apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
+  Profiler::Scope scope(profiler_, Phase::Record);
+  name_record(scope, op, "");
+  if (try_merge_row(op, operands, nin)) return;
+  record(op, operands, nin, false);
+  remember_row(op, operands, nin);
+}
+
+bool Recorder::try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
+  // NumPy runs an N-d ufunc as one inner-loop call per outer row. Rows that
+  // step through memory by a constant outer stride are folded into the queued
+  // operation of the first row, which becomes one 2-d operation.
+  if (!row_.valid || pending_.empty() || row_.pending_index != pending_.size() - 1 ||
+      row_.op != op || row_.nin != nin || row_.count != operands.size())
+    return false;
+  for (uint32_t k = 0; k < row_.count; ++k) {
+    const View &v = *operands[k];
+    const View &first = row_.first[k];
+    if (v.scalar != first.scalar || v.dtype != first.dtype) return false;
+    if (v.scalar) {
+      if (v.scalar_bits != first.scalar_bits) return false;
+      continue;
+    }
+    if (v.ndim != 1 || v.buffer != first.buffer || v.shape[0] != first.shape[1] ||
+        v.strides[0] != first.strides[1])
+      return false;
+    int64_t step = int64_t(v.offset) - int64_t(first.offset);
+    if (row_.rows > 1 && step != int64_t(row_.rows) * row_.outer[k]) return false;
+    // Rows of an output must not overlap one another (an accumulating
+    // reduction passes the same output row again and again).
+    int64_t row_bytes = v.shape[0] * (v.strides[0] < 0 ? -v.strides[0] : v.strides[0]);
+    if (k >= nin && (step < 0 ? -step : step) < std::max<int64_t>(row_bytes, 1)) return false;
+  }
+  // The folded operation must be one that could have been recorded as such:
+  // record() re-validates it, overlap included, and replaces the queued row.
+  std::vector<View> merged(row_.count);
+  std::vector<const View *> ptrs(row_.count);
+  for (uint32_t k = 0; k < row_.count; ++k) {
+    merged[k] = row_.first[k];
+    if (!merged[k].scalar) {
+      merged[k].shape[0] = int64_t(row_.rows) + 1;
+      merged[k].strides[0] = row_.outer[k];
+    }
+    ptrs[k] = &merged[k];
+  }
+  if (row_.rows == 1) {
+    for (uint32_t k = 0; k < row_.count; ++k) {
+      if (merged[k].scalar) continue;
+      merged[k].strides[0] = int64_t(operands[k]->offset) - int64_t(row_.first[k].offset);
+      // A stride that is not a multiple of the itemsize cannot be a view.
+      if (merged[k].strides[0] % int64_t(dtype_info(merged[k].dtype).itemsize) != 0) {
+        row_.valid = false;
+        return false;
+      }
+    }
+  }
+  try {
+    record(op, ptrs, nin, true);
+  } catch (const Error &) {
+    row_.valid = false;  // e.g. a later row reads what an earlier one wrote
+    return false;
+  }
+  for (uint32_t k = 0; k < row_.count; ++k) row_.outer[k] = merged[k].strides[0];
+  ++row_.rows;
+  ++stats_.ops_recorded;
+  ++stats_.rows_merged;
+  return true;
+}
+
+void Recorder::remember_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
+  row_.valid = false;
+  if (pending_.empty()) return;
+  for (const View *v : operands)
+    if (!v->scalar && v->ndim != 1) return;
+  row_.op = op;
+  row_.nin = nin;
+  row_.count = uint32_t(operands.size());
+  for (uint32_t k = 0; k < row_.count; ++k) {
+    View first = *operands[k];
+    if (!first.scalar) {
+      // Stored as the first row of a 2-d view: shape (rows, n).
+      first.ndim = 2;
+      first.shape[1] = first.shape[0];
+      first.strides[1] = first.strides[0];
+      first.shape[0] = 1;
+      first.strides[0] = 0;
+    }
+    row_.first[k] = first;
+    row_.outer[k] = 0;
+  }
+  row_.rows = 1;
+  row_.pending_index = pending_.size() - 1;
+  row_.valid = true;
+}
+
+void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
+                      bool replace_last) {
+  const OpInfo &info = op_info(op);
+  const uint32_t n = uint32_t(operands.size());
+  require(nin == info.nin && n - nin == info.nout, NPVK_ERR_INVALID_ARGUMENT,
+          std::string(info.name) + " takes " + std::to_string(info.nin) + " inputs and " +
+              std::to_string(info.nout) + " outputs, got " + std::to_string(nin) + " and " +
+              std::to_string(n - nin));
+  npvk_dtype dtypes[kMaxOperands];
+  for (uint32_t k = 0; k < n; ++k) {
+    const View &v = *operands[k];
+    check_operand(v, "operand " + std::to_string(k));
+    require(k < nin || !v.scalar, NPVK_ERR_INVALID_ARGUMENT,
+            "output " + std::to_string(k - nin) + " is a scalar view; outputs need memory");
+    dtypes[k] = v.dtype;
+  }
+  const char *reason = nullptr;
+  require(info.implemented, NPVK_ERR_UNSUPPORTED,
+          std::string("npvk does not implement ") + info.name + " yet");
+  if (!op_has_loop(info, dtypes, n, &reason))
+    fail(NPVK_ERR_BAD_DTYPE, std::string(info.name) + ": " + reason);
+  std::string why;
+  require(supported(op, dtypes, n, &why), NPVK_ERR_UNSUPPORTED, why);
+
+  IterationSpace space = plan_iteration(operands, nin);
+
+  // An output may be an input exactly (in place); any other overlap would
+  // make the result depend on the order in which elements are computed.
+  std::vector<std::pair<int64_t, int64_t>> extent(n);
+  for (uint32_t k = 0; k < n; ++k)
+    if (!operands[k]->scalar)
+      operands[k]->byte_extent(dtype_info(dtypes[k]).itemsize, extent[k].first, extent[k].second);
+  for (uint32_t o = nin; o < n; ++o) {
+    for (uint32_t k = 0; k < n; ++k) {
+      const View &a = *operands[k], &b = *operands[o];
+      if (k == o || a.scalar || a.buffer != b.buffer) continue;
+      bool disjoint = extent[k].second <= extent[o].first || extent[o].second <= extent[k].first ||
+                      views_interleave_apart(a, b);
+      bool same = k < nin && a.offset == b.offset && a.dtype == b.dtype &&
+                  (space.strides.empty() || space.strides[k] == space.strides[o]);
+      require(disjoint || same || space.count == 0, NPVK_ERR_INVALID_ARGUMENT,
+              "output " + std::to_string(o - nin) + " overlaps operand " + std::to_string(k) +
+                  " without being the same elements");
+    }
+  }
+
+  if (!replace_last) ++stats_.ops_recorded;
+  if (space.count == 0) return;
+
+  // Managed memory may flush here (a mirrored upload must wait for queued
+  // work that reads the old contents). The queued row that a merged op would
+  // replace then ran already: refuse the merge, so that the caller records
+  // this row on its own rather than running the earlier rows twice.
+  const uint64_t flushes = stats_.flushes;
+  prepare(operands.data(), n, nin);
+  require(!replace_last || (stats_.flushes == flushes && !pending_.empty()), NPVK_ERR_INTERNAL,
+          "the queued row was flushed while its next row was recorded");
+
+  RecordedOp rec;
+  rec.spec.op = op;
+  rec.spec.nin = nin;
+  rec.spec.nout = n - nin;
+  rec.operands.reserve(n);
+  rec.lo.resize(n);
+  rec.hi.resize(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    const View &v = *operands[k];
+    rec.spec.operands[k] = {dtypes[k], v.scalar};
+    rec.operands.push_back(v);
+    rec.lo[k] = extent[k].first;
+    rec.hi[k] = extent[k].second;
+  }
+  rec.space = std::move(space);
+  enqueue(std::move(rec), replace_last);
+}
+
+void Recorder::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
+                      const View *initial, const View &out) {
+  Profiler::Scope scope(profiler_, Phase::Record);
+  name_record(scope, op, ".reduce");
+  for (const View *v : {&in, &out, initial})
+    if (v) check_operand(*v, "a reduction's operand");
+  ReduceOp r =
+      plan_reduction(op, in, axes, out, limits_.max_groups * kWorkgroupSize, limits_.loop_budget);
+  require(limits_.traits.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
+          NPVK_ERR_UNSUPPORTED,
+          std::string(op_info(op).name) + ".reduce: the device lacks shaderFloat64");
+  if (initial) {
+    require(initial->scalar && initial->dtype == out.dtype, NPVK_ERR_INVALID_ARGUMENT,
+            "initial must be a scalar view of the output's dtype");
+    r.has_init = true;
+    r.init_bits = initial->scalar_bits;
+  } else if (op == NPVK_OP_ADD && dtype_info(out.dtype).kind == DtypeKind::Float) {
+    // NumPy's float sum starts from +0 (a sum of negative zeros is +0), the
+    // kernels from -0 (so that `initial` -0 and negative zeros give -0).
+    r.has_init = true;
+    r.init_bits = 0;
+  }
+  int64_t in_lo, in_hi, out_lo, out_hi;
+  in.byte_extent(dtype_info(in.dtype).itemsize, in_lo, in_hi);
+  out.byte_extent(dtype_info(out.dtype).itemsize, out_lo, out_hi);
+  require(in.buffer != out.buffer || in_hi <= out_lo || out_hi <= in_lo ||
+              views_interleave_apart(in, out) || r.outputs == 0,
+          NPVK_ERR_INVALID_ARGUMENT, "a reduction's output overlaps its input");
+  if (r.outputs == 0) {
+    ++stats_.ops_recorded;
+    return;
+  }
+  if (r.reduced == 0) {
+    // Nothing to fold: every result is `initial`, or the op's identity.
+    View fill;
+    fill.ctx = ctx_.shared_from_this();
+    fill.dtype = out.dtype;
+    fill.scalar = true;
+    if (initial)
+      fill.scalar_bits = initial->scalar_bits;
+    else
+      require(reduce_identity(op, out.dtype, &fill.scalar_bits), NPVK_ERR_INVALID_ARGUMENT,
+              std::string("zero-size reduction of ") + op_info(op).name +
+                  ", which has no identity, and no initial value");
+    record(NPVK_OP_CAST, {&fill, &out}, 1, false);
+    return;
+  }
+  KernelSpec spec;
+  spec.op = op;
+  spec.nin = 1;
+  spec.nout = 1;
+  spec.operands[0].dtype = in.dtype;
+  spec.operands[1].dtype = out.dtype;
+  const int64_t elements = r.outputs * r.reduced;
+  ++stats_.ops_recorded;
+  record_standalone(make_reduce_kernel(std::move(r)), spec, {in, out}, {in_lo, out_lo},
+                    {in_hi, out_hi}, elements);
+}
+
+void Recorder::accumulate(npvk_op op, const View &in, uint32_t axis, const View &out) {
+  Profiler::Scope scope(profiler_, Phase::Record);
+  name_record(scope, op, ".accumulate");
+  for (const View *v : {&in, &out}) check_operand(*v, "an accumulation's operand");
+  ReduceOp r = plan_scan(op, in, axis, out);
+  require(limits_.traits.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
+          NPVK_ERR_UNSUPPORTED,
+          std::string(op_info(op).name) + ".accumulate: the device lacks shaderFloat64");
+  int64_t in_lo, in_hi, out_lo, out_hi;
+  in.byte_extent(dtype_info(in.dtype).itemsize, in_lo, in_hi);
+  out.byte_extent(dtype_info(out.dtype).itemsize, out_lo, out_hi);
+  // In place is fine (each element is read before its result is stored);
+  // any other overlap is not.
+  const bool same = in.buffer == out.buffer && in.offset == out.offset && in.dtype == out.dtype &&
+                    in.strides == out.strides;
+  require(same || in.buffer != out.buffer || in_hi <= out_lo || out_hi <= in_lo ||
+              views_interleave_apart(in, out),
+          NPVK_ERR_INVALID_ARGUMENT, "an accumulation's output overlaps its input");
+  if (r.outputs == 0 || r.reduced == 0) {
+    ++stats_.ops_recorded;
+    return;
+  }
+  KernelSpec spec;
+  spec.op = op;
+  spec.nin = 1;
+  spec.nout = 1;
+  spec.operands[0].dtype = in.dtype;
+  spec.operands[1].dtype = out.dtype;
+  const int64_t elements = r.outputs * r.reduced;
+  ++stats_.ops_recorded;
+  record_standalone(make_reduce_kernel(std::move(r)), spec, {in, out}, {in_lo, out_lo},
+                    {in_hi, out_hi}, elements);
+}
+
+void Recorder::matmul(const View &a, const View &b, const View &c) {
+  Profiler::Scope scope(profiler_, Phase::Record);
+  if (scope.tracing()) scope.set_args("\"op\":\"matmul\"");
+  for (const View *v : {&a, &b, &c}) check_operand(*v, "a matmul operand");
+  MatmulOp op = plan_matmul(a, b, c);
+  require(limits_.traits.float64 || op.dtype != NPVK_FLOAT64, NPVK_ERR_UNSUPPORTED,
+          "matmul: the device lacks shaderFloat64");
+  require((op.k + kMatmulTile - 1) / kMatmulTile <= limits_.loop_budget / 2, NPVK_ERR_UNSUPPORTED,
+          "matmul: the inner dimension is too long for this device's loop budget");
+  std::vector<int64_t> lo(3), hi(3);
+  const View *views[3] = {&a, &b, &c};
+  for (int v = 0; v < 3; ++v)
+    views[v]->byte_extent(dtype_info(op.dtype).itemsize, lo[size_t(v)], hi[size_t(v)]);
+  for (int v = 0; v < 2; ++v)
+    require(views[v]->buffer != c.buffer || hi[size_t(v)] <= lo[2] || hi[2] <= lo[size_t(v)],
+            NPVK_ERR_INVALID_ARGUMENT, "matmul's output overlaps an input");
+  ++stats_.ops_recorded;
+  if (op.tiles() == 0) return;
+  if (op.k == 0) {
+    // An empty sum: zeros, as NumPy gives.
+    View zero;
+    zero.ctx = ctx_.shared_from_this();
+    zero.dtype = op.dtype;
+    zero.scalar = true;
+    --stats_.ops_recorded;
+    record(NPVK_OP_CAST, {&zero, &c}, 1, false);
+    return;
+  }
+  KernelSpec spec;
+  spec.op = NPVK_OP_MULTIPLY;
+  spec.nin = 2;
+  spec.nout = 1;
+  for (int v = 0; v < 3; ++v) spec.operands[v].dtype = op.dtype;
+  const int64_t tiles = op.tiles();
+  record_standalone(make_matmul_kernel(std::move(op)), spec, {a, b, c}, std::move(lo),
+                    std::move(hi), tiles);
+}
+
+}  // namespace npvk

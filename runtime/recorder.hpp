@@ -1,0 +1,86 @@
+// Validation and recording: each npvk_apply, npvk_reduce, npvk_accumulate and
+// npvk_matmul is checked (operands, dtypes, shapes, overlap), planned, and
+// queued as a RecordedOp; NumPy's one call per outer row is folded back into
+// one 2-d op (row merging). Nothing runs here; the context's flush does.
+#pragma once
+
+#include <npvk/npvk.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compile/codegen.hpp"
+#include "compile/fusion.hpp"
+#include "compile/reduction.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/profile.hpp"
+#include "runtime/residency.hpp"
+
+namespace npvk {
+
+// The device's limits that planning and validation depend on.
+struct RecordLimits {
+  DeviceTraits traits;
+  uint64_t max_groups = 1;  // workgroups per dispatch at most
+  // The most iterations a kernel's loop over elements may run (see Context).
+  int64_t loop_budget = int64_t(1) << 40;
+};
+
+class Recorder {
+ public:
+  // Ops go to `pending`; `flush` runs them (past kMaxPendingOps, or when
+  // residency needs room). `observer` is the context's managed-memory observer.
+  Recorder(Context &ctx, std::vector<RecordedOp> &pending, std::function<void()> flush,
+           Residency &residency, MemoryObserver *const &observer, npvk_stats &stats,
+           Profiler &profiler, RecordLimits limits);
+
+  void apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
+  void reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes, const View *initial,
+              const View &out);
+  void accumulate(npvk_op op, const View &in, uint32_t axis, const View &out);
+  void matmul(const View &a, const View &b, const View &c);
+  bool supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why) const;
+  // The queue was flushed: no later row can merge into a queued one.
+  void forget_row() { row_ = RowMerge{}; }
+  const RecordLimits &limits() const { return limits_; }
+
+ private:
+  // The queued operation that later inner-loop rows may fold into.
+  struct RowMerge {
+    bool valid = false;
+    npvk_op op = NPVK_OP_ADD;
+    uint32_t nin = 0, count = 0;
+    View first[kMaxOperands];       // the first row, as a 2-d view of one row
+    int64_t outer[kMaxOperands]{};  // bytes from one row to the next
+    uint64_t rows = 0;
+    size_t pending_index = 0;
+  };
+  void record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
+              bool replace_last);
+  bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
+  void remember_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
+  // `what` names the operand in messages ("operand 2", "a matmul operand").
+  void check_operand(const View &v, const std::string &what) const;
+  // What every recorded op does before it is queued: makes its operands'
+  // memory resident and tells managed memory which it reads and writes.
+  void prepare(const View *const *operands, uint32_t n, uint32_t nin);
+  // Queues `rec` (replacing the last queued op for a merged row), marking
+  // mirrored outputs as newer on the device.
+  void enqueue(RecordedOp &&rec, bool replace_last);
+  void record_standalone(std::shared_ptr<const StandaloneKernel> kernel, KernelSpec spec,
+                         std::vector<View> operands, std::vector<int64_t> lo,
+                         std::vector<int64_t> hi, int64_t elements);
+
+  Context &ctx_;
+  std::vector<RecordedOp> &pending_;
+  std::function<void()> flush_;
+  Residency &residency_;
+  MemoryObserver *const &observer_;
+  npvk_stats &stats_;
+  Profiler &profiler_;
+  RecordLimits limits_;
+  RowMerge row_;
+};
+
+}  // namespace npvk

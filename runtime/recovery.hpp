@@ -1,0 +1,34 @@
+// What a context does when a flush fails (docs/architecture.md, "Failure
+// handling"): the host replay of the failed flush's recorded ops through the
+// host loops, and the failure counts.
+#pragma once
+
+#include <npvk/npvk.h>
+
+#include <vector>
+
+#include "base/error.hpp"
+#include "compile/families/family.hpp"
+#include "compile/fusion.hpp"
+#include "runtime/fp_errors.hpp"
+
+namespace npvk {
+
+class Recovery {
+ public:
+  void set_host_loop(npvk_host_loop_fn fn, void *user) { loop_ = {fn, user}; }
+  npvk_failure_stats &failures() { return failures_; }
+  npvk_failure_stats stats() const;
+  // Runs `done` on the host if it can, and counts the failure.
+  // `may_have_run`: the batch was (perhaps) submitted, so only work that is
+  // safe to run twice is replayed. The replay's FP exceptions go to `errors`.
+  bool recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run,
+               FpErrors &errors);
+
+ private:
+  void replay_elementwise(const RecordedOp &op, FpErrors &errors);
+  HostLoop loop_;
+  npvk_failure_stats failures_{};
+};
+
+}  // namespace npvk
