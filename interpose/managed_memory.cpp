@@ -14,6 +14,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "base/options.hpp"
 #include "interpose/fault_handler.hpp"
 #include "interpose/syscall_guard.hpp"
 
@@ -184,11 +185,16 @@ ManagedMemory::ManagedMemory(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)
   stats_.struct_size = sizeof(npvk_managed_stats);
   // NPVK_PAGE_ALIAS: 0 never, 1 always, unset: once the program runs more
   // than one thread (docs/architecture.md, "Managed memory").
-  const char *alias = std::getenv("NPVK_PAGE_ALIAS");
-  if (alias && std::strcmp(alias, "0") == 0)
-    alias_mode_ = AliasMode::Never;
-  else if (alias && std::strcmp(alias, "1") == 0)
-    alias_mode_ = AliasMode::Always;
+  switch (process_options().page_alias) {
+    case PageAlias::Never:
+      alias_mode_ = AliasMode::Never;
+      break;
+    case PageAlias::Always:
+      alias_mode_ = AliasMode::Always;
+      break;
+    case PageAlias::Auto:
+      break;
+  }
 }
 
 void ManagedMemory::set_active(bool active) {

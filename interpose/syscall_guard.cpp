@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/options.hpp"
 #include "base/tracked_mutex.hpp"
 #include "interpose/got_patch.hpp"
 #include "interpose/managed_memory.hpp"
@@ -338,8 +339,7 @@ void rescan_syscall_guard_later() {
 
 void install_syscall_guard() {
   // Off only to show what the guard prevents (tests, diagnosis).
-  const char *env = std::getenv("NPVK_SYSCALL_GUARD");
-  if (env && std::strcmp(env, "0") == 0) return;
+  if (!process_options().syscall_guard) return;
   std::vector<GotHook> hooks;
   for (const Entry &e : kEntries) {
     if (!g_real[e.fn]) g_real[e.fn] = original(e.name);

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "base/error.hpp"
+#include "base/options.hpp"
 
 namespace npvk::fault {
 namespace {
@@ -68,7 +69,7 @@ bool fire(Kind kind) {
   std::lock_guard<std::mutex> lock(p.mutex);
   if (!p.loaded) {
     try {
-      parse(p, std::getenv("NPVK_FAULT"));
+      parse(p, process_options().fault.c_str());
     } catch (const Error &e) {
       // A typo must not break the program it was meant to test.
       std::fprintf(stderr, "npvk: NPVK_FAULT ignored: %s\n", e.what());

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "base/error.hpp"
+#include "base/options.hpp"
 
 namespace npvk {
 namespace {
@@ -85,8 +86,11 @@ void Profiler::trace_end(const std::string &path) {
 }
 
 void Profiler::trace_from_environment() {
-  const char *path = std::getenv("NPVK_TRACE");
-  if (!path || !*path || std::strcmp(path, "0") == 0) return;
+  trace_from_options(Options::from_environment().trace_path);
+}
+
+void Profiler::trace_from_options(const std::string &path) {
+  if (path.empty()) return;
   environment_trace_path_ = path;
   trace_begin();
 }
@@ -149,9 +153,13 @@ std::string profile_text(const npvk_stats &s, const npvk_profile &p) {
 }
 
 void report_profile_from_environment(const npvk_stats &stats, const npvk_profile &profile) {
-  const char *where = std::getenv("NPVK_PROFILE");
-  if (!where || !*where || std::strcmp(where, "0") == 0) return;
-  if (std::strcmp(where, "1") == 0) {
+  report_profile(Options::from_environment().profile, stats, profile);
+}
+
+void report_profile(const std::string &where, const npvk_stats &stats,
+                    const npvk_profile &profile) {
+  if (where.empty()) return;
+  if (where == "1") {
     std::fputs(profile_text(stats, profile).c_str(), stderr);
     return;
   }

@@ -58,6 +58,9 @@ class Profiler {
   void trace_end(const std::string &path);
   Trace *trace() { return trace_.get(); }
   // NPVK_TRACE=path: traced from context creation, written at release or exit.
+  // trace_from_options takes Options::trace_path ("": no trace);
+  // trace_from_environment reads NPVK_TRACE now.
+  void trace_from_options(const std::string &path);
   void trace_from_environment();
   void finish_environment_trace();
 
@@ -83,7 +86,10 @@ class Profiler {
 std::string profile_json(const npvk_stats &stats, const npvk_profile &profile);
 std::string profile_text(const npvk_stats &stats, const npvk_profile &profile);
 // NPVK_PROFILE: "1" prints the text report on stderr, anything else but "0"
-// names a JSON file. Called when a context is released.
+// names a JSON file. Called when a context is released. report_profile takes
+// Options::profile ("": none); report_profile_from_environment reads
+// NPVK_PROFILE now.
+void report_profile(const std::string &where, const npvk_stats &stats, const npvk_profile &profile);
 void report_profile_from_environment(const npvk_stats &stats, const npvk_profile &profile);
 
 }  // namespace npvk

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/options.hpp"
+
 namespace npvk::vk {
 namespace {
 
@@ -34,10 +36,7 @@ bool make_dirs(const std::string &path) {
 }  // namespace
 
 std::string default_cache_dir() {
-  if (const char *d = std::getenv("NPVK_CACHE_DIR"); d && *d) return d;
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/npvk";
-  if (const char *h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/npvk";
-  return "";
+  return Options::from_environment().cache_dir;
 }
 
 KernelCache::KernelCache(std::string dir) : dir_(std::move(dir)) {

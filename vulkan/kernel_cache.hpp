@@ -35,7 +35,8 @@ class KernelCache {
   uint64_t rejects_ = 0;
 };
 
-// NPVK_CACHE_DIR, else $XDG_CACHE_HOME/npvk, else $HOME/.cache/npvk.
+// NPVK_CACHE_DIR, else $XDG_CACHE_HOME/npvk, else $HOME/.cache/npvk, read
+// now (Options::cache_dir, which a context's snapshot holds already).
 std::string default_cache_dir();
 
 }  // namespace npvk::vk

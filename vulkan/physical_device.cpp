@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "base/options.hpp"
 
 namespace npvk::vk {
 
@@ -43,25 +44,16 @@ void copy_string(char *dst, size_t cap, const char *src) {
 // features as absent, so that a machine whose driver has them can show what
 // npvk does on one that lacks them (the logical device is then created
 // without them too, and the validation layer sees any kernel that uses one).
-void mask_disabled_features(npvk_device_info &info) {
-  const char *spec = std::getenv("NPVK_DISABLE_FEATURES");
-  if (!spec) return;
-  std::string rest = spec;
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    const std::string name = rest.substr(0, comma);
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    if (name == "float64")
-      info.float64 = 0;
-    else if (name == "int64")
-      info.int64 = 0;
-    else if (!name.empty())
-      std::fprintf(stderr, "npvk: NPVK_DISABLE_FEATURES: unknown feature '%s' ignored\n",
-                   name.c_str());
-  }
+void mask_disabled_features(npvk_device_info &info, const DisabledFeatures &disabled) {
+  if (disabled.float64) info.float64 = 0;
+  if (disabled.int64) info.int64 = 0;
+  for (const std::string &name : disabled.unknown)
+    std::fprintf(stderr, "npvk: NPVK_DISABLE_FEATURES: unknown feature '%s' ignored\n",
+                 name.c_str());
 }
 
-DeviceCaps query_device(const Functions &fn, VkPhysicalDevice pd, uint32_t index) {
+DeviceCaps query_device(const Functions &fn, VkPhysicalDevice pd, uint32_t index,
+                        const DisabledFeatures &disabled) {
   DeviceCaps caps;
   caps.handle = pd;
   npvk_device_info &info = caps.info;
@@ -130,7 +122,7 @@ DeviceCaps query_device(const Functions &fn, VkPhysicalDevice pd, uint32_t index
   info.api_version = base.apiVersion;
   info.float64 = feats.features.shaderFloat64;
   info.int64 = feats.features.shaderInt64;
-  mask_disabled_features(info);
+  mask_disabled_features(info, disabled);
   info.int16 = feats.features.shaderInt16;
   info.float16 = v12 && f12.shaderFloat16;
   info.int8 = v12 && f12.shaderInt8;
@@ -232,7 +224,11 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-Instance::Instance(bool validation) : counter_(std::make_unique<Counter>()) {
+Instance::Instance(bool validation)
+    : Instance(validation, Options::from_environment().disable_features) {}
+
+Instance::Instance(bool validation, const DisabledFeatures &disabled)
+    : counter_(std::make_unique<Counter>()) {
   const Functions &global = global_functions();
   uint32_t api = VK_API_VERSION_1_0;
   if (global.vkEnumerateInstanceVersion) global.vkEnumerateInstanceVersion(&api);
@@ -287,7 +283,7 @@ Instance::Instance(bool validation) : counter_(std::make_unique<Counter>()) {
   std::vector<VkPhysicalDevice> pds(count);
   check(fn_.vkEnumeratePhysicalDevices(instance_, &count, pds.data()),
         "vkEnumeratePhysicalDevices");
-  for (uint32_t i = 0; i < count; ++i) devices_.push_back(query_device(fn_, pds[i], i));
+  for (uint32_t i = 0; i < count; ++i) devices_.push_back(query_device(fn_, pds[i], i, disabled));
 }
 
 Instance::~Instance() {
@@ -300,11 +296,15 @@ uint64_t Instance::validation_messages() const {
 }
 
 uint32_t Instance::select(const char *selector) const {
+  return select(selector, Options::from_environment().device);
+}
+
+uint32_t Instance::select(const char *selector, const std::string &fallback) const {
   require(!devices_.empty(), NPVK_ERR_NO_DEVICE,
           "the Vulkan loader found no device; install a driver (mesa-vulkan-drivers provides "
           "lavapipe, a CPU implementation)");
   std::string sel = selector ? selector : "";
-  if (sel.empty() && std::getenv("NPVK_DEVICE")) sel = std::getenv("NPVK_DEVICE");
+  if (sel.empty()) sel = fallback;
   auto check_usable = [&](uint32_t i) {
     const npvk_device_info &info = devices_[i].info;
     require(info.usable, NPVK_ERR_NO_DEVICE,

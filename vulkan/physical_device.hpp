@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/options.hpp"
 #include "vulkan/loader.hpp"
 
 namespace npvk::vk {
@@ -28,6 +29,9 @@ struct DeviceCaps {
 class Instance {
  public:
   // `validation`: enable VK_LAYER_KHRONOS_validation; throws if it is missing.
+  // `disabled`: features reported absent (Options::disable_features); the
+  // one-argument form reads NPVK_DISABLE_FEATURES now.
+  Instance(bool validation, const DisabledFeatures &disabled);
   explicit Instance(bool validation);
   ~Instance();
   Instance(const Instance &) = delete;
@@ -36,7 +40,10 @@ class Instance {
   const Functions &fn() const { return fn_; }
   VkInstance handle() const { return instance_; }
   const std::vector<DeviceCaps> &devices() const { return devices_; }
-  // Index into devices() for a selector (see npvk_device_select).
+  // Index into devices() for a selector (see npvk_device_select); a null or
+  // empty one means `fallback` (Options::device), and an empty fallback the
+  // best device. The one-argument form reads NPVK_DEVICE now.
+  uint32_t select(const char *selector, const std::string &fallback) const;
   uint32_t select(const char *selector) const;
   uint64_t validation_messages() const;
 
