@@ -9,11 +9,21 @@
 
 namespace npvk {
 
+// What the runtime knows of the device when it admits a kernel.
 struct DeviceTraits {
-  bool float64 = true;  // float32 transcendentals go through float64 when present
+  bool float64 = true;  // shaderFloat64: kernels that needs_float64() can run
 };
 
-std::string generate_glsl(const FusedKernelSpec &spec, const DeviceTraits &traits);
+// The traits do not enter the GLSL, so the kernel key leaves them out: a
+// float32 transcendental always computes in float64 and rounds once (as
+// NumPy's loops round once), and a device without float64 is kept from such
+// kernels by needs_float64() before any is generated. So generate_glsl
+// takes no traits; the two-argument form forwards, for callers that still
+// pass them.
+std::string generate_glsl(const FusedKernelSpec &spec);
+inline std::string generate_glsl(const FusedKernelSpec &spec, const DeviceTraits &) {
+  return generate_glsl(spec);
+}
 // Whether the kernel needs float64 arithmetic (so a device without it cannot run it).
 bool needs_float64(const KernelSpec &spec);
 

@@ -1,6 +1,8 @@
 // The pieces of generated GLSL that every kernel generator shares
 // (elementwise in codegen.cpp, reductions and scans in reduce_codegen.cpp):
-// NumPy's loop semantics per op and dtype, loads, stores and FP-flag tests.
+// NumPy's loop semantics per op and dtype (glsl_ops.cpp, from the op rows of
+// ops.cpp), loads, stores and shader templates (glsl_types.cpp) and FP-flag
+// tests (glsl_fp.cpp).
 #pragma once
 
 #include <set>
@@ -25,6 +27,14 @@ std::string zero(const DtypeInfo &d);
 std::string cast_expr(const DtypeInfo &from, const DtypeInfo &to, const std::string &x);
 // The math of one op on loaded inputs a[0..], in the loop's compute type.
 std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a);
+// An op row's GLSL or pole template (OpInfo::glsl) for this loop's dtypes,
+// or "" when none of its alternatives selects them.
+std::string expand_template(const char *tmpl, const KernelSpec &s,
+                            const std::vector<std::string> &a);
+// Whether a kernel's float loop calls shaders/math_f64.glsl.
+bool uses_math_f64(const KernelSpec &s);
+// Whether an op's float16 results are float16 values already (no rounding).
+bool exact_in_half(npvk_op op);
 // A scalar's value from its 64 bits.
 std::string scalar_load(const DtypeInfo &d, const std::string &bits);
 // The element at `offset` (in elements) from address `base`, as an lvalue.
@@ -35,6 +45,20 @@ std::string loaded_value(const DtypeInfo &d, const std::string &stored);
 // Bit tests that no driver optimisation can fold away.
 std::string is_nan(const DtypeInfo &d, const std::string &x);
 std::string is_finite(const DtypeInfo &d, const std::string &x);
+
+// FP exceptions (glsl_fp.cpp). The test for the op's pole ("false" if none).
+std::string zero_division_test(const KernelSpec &s, const std::vector<std::string> &a);
+// Checks one element and ORs its flags into the word at address `flags`.
+std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a,
+                          const std::string &flags);
+// A float value's class: 0 finite, 1 infinite, 3 NaN (0u for other types).
+std::string fp_class(const DtypeInfo &d, const std::string &x);
+// ORs what the op raised, branch-free, into the register `acc`.
+std::string fp_flags_accumulate(const KernelSpec &s, const std::vector<std::string> &a,
+                                const std::vector<std::string> &operand_class,
+                                const std::string &result_class, const std::string &acc);
+// Turns `acc` into NumPy's flag bits and ORs them into the word at `flags`.
+std::string fp_flags_publish(const std::string &acc, const std::string &flags);
 
 // Which shader templates a kernel's ops need, each emitted once.
 struct Templates {

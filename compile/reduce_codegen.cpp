@@ -54,7 +54,7 @@ std::string generate_scan_glsl(const ReduceKernelSpec &s) {
   const DtypeInfo &in = dtype_info(s.in), &res = dtype_info(s.out);
   const KernelSpec comb = s.combiner();
   const bool flt = res.kind == DtypeKind::Float;
-  const bool flags = flt && (s.op == NPVK_OP_ADD || s.op == NPVK_OP_MULTIPLY);
+  const bool flags = flt && op_info(s.op).fold != FloatFold::Exact;
   const uint32_t ro = s.outer_rank;
   const std::string acc_t = res.glsl_compute;
   std::ostringstream out;
@@ -111,8 +111,8 @@ std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
   // Sums are compensated (Neumaier) along each invocation's run; the lanes'
   // tree is pairwise. NumPy reports overflow and invalid results of float
   // add and multiply reductions ("... encountered in reduce").
-  const bool kahan = flt && s.op == NPVK_OP_ADD;
-  const bool flags = flt && (s.op == NPVK_OP_ADD || s.op == NPVK_OP_MULTIPLY);
+  const bool kahan = flt && op_info(s.op).fold == FloatFold::Compensated;
+  const bool flags = flt && op_info(s.op).fold != FloatFold::Exact;
   const uint32_t ro = s.outer_rank, ri = s.inner_rank;
   const std::string acc_t = res.glsl_compute;
 

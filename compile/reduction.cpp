@@ -8,48 +8,31 @@
 
 namespace npvk {
 
+// Both from the op's row (compile/ops.cpp).
 bool reducible(npvk_op op) {
-  switch (op) {
-    case NPVK_OP_ADD:
-    case NPVK_OP_MULTIPLY:
-    case NPVK_OP_MAXIMUM:
-    case NPVK_OP_MINIMUM:
-    case NPVK_OP_FMAX:
-    case NPVK_OP_FMIN:
-    case NPVK_OP_LOGICAL_AND:
-    case NPVK_OP_LOGICAL_OR:
-    case NPVK_OP_LOGICAL_XOR:
-    case NPVK_OP_BITWISE_AND:
-    case NPVK_OP_BITWISE_OR:
-    case NPVK_OP_BITWISE_XOR:
-      return true;
-    default:
-      return false;
-  }
+  return op_info(op).reducible;
 }
 
 bool reduce_identity(npvk_op op, npvk_dtype dtype, uint64_t *bits) {
-  const bool f32 = dtype == NPVK_FLOAT32, f64 = dtype == NPVK_FLOAT64;
-  switch (op) {
-    case NPVK_OP_ADD:
-    case NPVK_OP_LOGICAL_OR:
-    case NPVK_OP_LOGICAL_XOR:
-    case NPVK_OP_BITWISE_OR:
-    case NPVK_OP_BITWISE_XOR:
+  switch (op_info(op).identity) {
+    case Identity::None:
+      return false;
+    case Identity::Zero:
       *bits = 0;
       return true;
-    case NPVK_OP_MULTIPLY:
-      *bits = f32 ? 0x3f800000u : f64 ? 0x3ff0000000000000ull : 1;
+    case Identity::One:
+      *bits = dtype == NPVK_FLOAT32   ? 0x3f800000u
+              : dtype == NPVK_FLOAT64 ? 0x3ff0000000000000ull
+                                      : 1;
       return true;
-    case NPVK_OP_LOGICAL_AND:
+    case Identity::Bit1:
       *bits = 1;
       return true;
-    case NPVK_OP_BITWISE_AND:
+    case Identity::AllOnes:
       *bits = ~uint64_t(0);
       return true;
-    default:
-      return false;
   }
+  return false;
 }
 
 std::string ReduceKernelSpec::key() const {

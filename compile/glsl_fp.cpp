@@ -1,0 +1,121 @@
+// The floating-point exceptions of generated kernels: NaN and infinity bit
+// tests, and each op's flag code after its row's FpRule and pole
+// (compile/ops.cpp; docs/architecture.md, "FP exceptions").
+#include <string>
+
+#include "compile/dtype.hpp"
+#include "compile/glsl_parts.hpp"
+#include "compile/ops.hpp"
+
+namespace npvk::glsl {
+
+// Bit tests that no driver optimisation can fold away.
+std::string is_nan(const DtypeInfo &d, const std::string &x) {
+  if (d.kind != DtypeKind::Float && std::string(d.glsl_compute) != "double") return "false";
+  return std::string(d.glsl_compute) == "double"
+             ? "((doubleBitsToUint64(" + x + ") & 0x7fffffffffffffffUL) > 0x7ff0000000000000UL)"
+             : "((floatBitsToUint(" + x + ") & 0x7fffffffu) > 0x7f800000u)";
+}
+std::string is_finite(const DtypeInfo &d, const std::string &x) {
+  if (d.kind != DtypeKind::Float && std::string(d.glsl_compute) != "double") return "true";
+  // The exponent is in the high word: 32-bit operations are cheaper on some
+  // devices (lavapipe) than 64-bit ones.
+  return std::string(d.glsl_compute) == "double"
+             ? "((unpackDouble2x32(" + x + ").y & 0x7ff00000u) != 0x7ff00000u)"
+             : "((floatBitsToUint(" + x + ") & 0x7f800000u) != 0x7f800000u)";
+}
+
+// The floating-point exceptions NumPy's loop would raise for this element,
+// OR-ed into the dispatch's flag word (docs/ops.md, "Floating-point errors"):
+// a NaN from non-NaN inputs is invalid; an infinity from finite inputs is a
+// division by zero where the op divides by (or takes the log of, or raises to
+// a negative power) zero, else an overflow. Integer division by zero is a
+// division by zero; signed floor_divide of MIN by -1 is an overflow (NumPy's
+// loop warns; remainder and fmod of it are 0 and quiet). Underflow is not
+// reported (NumPy ignores it by default).
+//
+// An infinity counts as brought only from the first finite_inputs(s)
+// operands, a NaN from the first nan_inputs(s): nextafter overflows when a
+// finite x steps to inf (toward y = inf), and NumPy's half spacing raises
+// invalid for a NaN too (npy_half_spacing).
+uint32_t nan_inputs(const KernelSpec &s) {
+  return op_info(s.op).fp == FpRule::Spacing && s.operands[0].dtype == NPVK_FLOAT16 ? 0 : s.nin;
+}
+uint32_t finite_inputs(const KernelSpec &s) {
+  return op_info(s.op).fp == FpRule::NextAfter ? 1 : nan_inputs(s);
+}
+
+std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a,
+                          const std::string &flags) {
+  const DtypeInfo &in = loop_type(s);
+  const DtypeInfo &res = result_type(s);
+  const FpRule rule = op_info(s.op).fp;
+  std::string code;
+  if (rule == FpRule::None) return code;
+  if (res.kind == DtypeKind::Float || std::string(res.glsl_compute) == "double") {
+    std::string any_nan = "false", all_finite = "true";
+    for (uint32_t k = 0; k < nan_inputs(s); ++k) any_nan += " || " + is_nan(in, a[k]);
+    for (uint32_t k = 0; k < finite_inputs(s); ++k) all_finite += " && " + is_finite(in, a[k]);
+    const std::string zero_division = zero_division_test(s, a);
+    // Only a NaN or infinite result can raise anything: one test of the
+    // result's exponent per element, the rest in the rare branch.
+    code += "    if (!" + is_finite(res, "r") + ") {\n";
+    code += "    uint fpe = 0u;\n";
+    code += "    if (" + is_nan(res, "r") + " && !(" + any_nan + ")) fpe |= 8u;\n";
+    code += "    if (!" + is_nan(res, "r") + " && (" + all_finite + ")) fpe |= (" + zero_division +
+            ") ? 1u : 2u;\n";
+    code += "    if (fpe != 0u) atomicOr(FpFlags(" + flags + ").v, fpe);\n    }\n";
+    return code;
+  } else if (is_integer(in.dtype) && (rule == FpRule::Divides || rule == FpRule::Floors)) {
+    code += "    uint fpe = (" + a[1] + " == " + zero(in) + ") ? 1u : 0u;\n";
+    if (rule == FpRule::Floors && in.kind == DtypeKind::Signed) {
+      // MIN is written as -MAX - 1: the literal MIN itself overflows in GLSL.
+      const std::string t = in.glsl_compute, l = in.itemsize == 8 ? "l" : "";
+      const std::string max = std::to_string((uint64_t(1) << (in.itemsize * 8 - 1)) - 1);
+      code += "    if (" + a[1] + " == " + t + "(-1) && " + a[0] + " == " + t + "(-" + max + l +
+              ") - " + t + "(1)) fpe |= 2u;\n";
+    }
+  } else {
+    return code;
+  }
+  // Rare, so the atomic costs nothing in the common case.
+  code += "    if (fpe != 0u) atomicOr(FpFlags(" + flags + ").v, fpe);\n";
+  return code;
+}
+
+// Each op's FP exceptions on one element, without a branch (used where the
+// element cannot be recomputed; see generate_glsl). A float value's class
+// is 0 finite, 1 infinite, 3 NaN. An op raises only what its operands did
+// not bring: t = class(r) & ~(operands' classes) is 1 for a new infinity
+// (overflow, or division by zero at the op's pole) and 2 or 3 for a new NaN
+// (invalid). Each op ORs 1 << t into a register of its own, which
+// fp_flags_publish turns into NumPy's flag bits once per invocation.
+std::string fp_class(const DtypeInfo &d, const std::string &x) {
+  if (d.kind != DtypeKind::Float && std::string(d.glsl_compute) != "double") return "0u";
+  return "(" + is_finite(d, x) + " ? 0u : (" + is_nan(d, x) + " ? 3u : 1u))";
+}
+
+std::string fp_flags_accumulate(const KernelSpec &s, const std::vector<std::string> &a,
+                                const std::vector<std::string> &operand_class,
+                                const std::string &result_class, const std::string &acc) {
+  std::string brought = "0u";
+  for (uint32_t k = 0; k < nan_inputs(s); ++k)
+    brought += " | " + (k < finite_inputs(s) ? operand_class[k]
+                                             : "(" + operand_class[k] + " == 3u ? 3u : 0u)");
+  std::string code = "    uint t = " + result_class + " & ~(" + brought + ");\n";
+  const std::string pole = zero_division_test(s, a);
+  // npy_divmod's quotient that overflows also raises invalid: its rounding
+  // step computes inf - floor(inf).
+  const bool floors = is_float(s.operands[0].dtype) && op_info(s.op).fp == FpRule::Floors;
+  const std::string infinity = floors ? "(t == 1u ? 10u : (1u << t))" : "(1u << t)";
+  if (pole == "false") return code + "    " + acc + " |= " + infinity + ";\n";
+  return code + "    " + acc + " |= (t == 1u && (" + pole + ")) ? 16u : " + infinity + ";\n";
+}
+
+std::string fp_flags_publish(const std::string &acc, const std::string &flags) {
+  return "  {\n    uint f = ((" + acc + " & 2u) != 0u ? 2u : 0u) | ((" + acc +
+         " & 12u) != 0u ? 8u : 0u) | ((" + acc + " & 16u) != 0u ? 1u : 0u);\n" +
+         "    if (f != 0u) atomicOr(FpFlags(" + flags + ").v, f);\n  }\n";
+}
+
+}  // namespace npvk::glsl

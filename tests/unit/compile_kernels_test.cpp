@@ -1,0 +1,195 @@
+// Every kernel the compiler can generate compiles to SPIR-V: each
+// implemented op over every dtype combination its loop rule accepts
+// (contiguous and strided), every reducible op's reductions and scans, and
+// the matrix products. Offline (shaderc), so no device is needed.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compile/codegen.hpp"
+#include "compile/dtype.hpp"
+#include "compile/matmul.hpp"
+#include "compile/ops.hpp"
+#include "compile/reduction.hpp"
+#include "vulkan/compiler.hpp"
+
+namespace npvk {
+namespace {
+
+struct Job {
+  std::string key;
+  std::string source;
+};
+
+// Compiles every job on two threads; returns the failures' messages.
+std::vector<std::string> CompileAll(const std::vector<Job> &jobs) {
+  std::atomic<size_t> next{0};
+  std::mutex lock;
+  std::vector<std::string> failures;
+  auto work = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      try {
+        if (vk::compile_glsl(jobs[i].source, jobs[i].key).empty())
+          throw std::runtime_error("empty SPIR-V");
+      } catch (const std::exception &e) {
+        std::lock_guard<std::mutex> hold(lock);
+        failures.push_back(jobs[i].key + ": " + std::string(e.what()).substr(0, 2000));
+      }
+    }
+  };
+  std::thread other(work);
+  work();
+  other.join();
+  return failures;
+}
+
+// Every dtype tuple of `n` operands.
+std::vector<std::vector<npvk_dtype>> Tuples(uint32_t n) {
+  std::vector<std::vector<npvk_dtype>> all(1);
+  for (uint32_t k = 0; k < n; ++k) {
+    std::vector<std::vector<npvk_dtype>> next;
+    for (const auto &t : all)
+      for (int d = 0; d < NPVK_DTYPE_COUNT; ++d) {
+        next.push_back(t);
+        next.back().push_back(npvk_dtype(d));
+      }
+    all = std::move(next);
+  }
+  return all;
+}
+
+// A one-op kernel over fresh slots.
+FusedKernelSpec SingleOp(const OpInfo &info, const std::vector<npvk_dtype> &d, bool strided) {
+  FusedKernelSpec s;
+  FusedKernelSpec::Step st;
+  st.op.op = info.op;
+  st.op.nin = info.nin;
+  st.op.nout = info.nout;
+  for (uint32_t k = 0; k < d.size(); ++k) {
+    st.op.operands[k].dtype = d[k];
+    st.slot[k] = uint8_t(k);
+    s.slots.push_back({d[k], false, true});
+  }
+  s.steps.push_back(st);
+  if (strided) {
+    s.contiguous = false;
+    s.rank = 2;
+    s.narrow_index = true;
+  }
+  return s;
+}
+
+std::vector<std::vector<npvk_dtype>> Loops(const OpInfo &info) {
+  std::vector<std::vector<npvk_dtype>> loops;
+  for (const auto &t : Tuples(info.nin + info.nout))
+    if (op_has_loop(info, t.data(), uint32_t(t.size()), nullptr)) loops.push_back(t);
+  return loops;
+}
+
+// The harness reports what shaderc rejects.
+TEST(CompileKernels, BadSourceFails) {
+  EXPECT_EQ(CompileAll({{"bad", "#version 460\nvoid main() { undeclared = 1; }\n"}}).size(), 1u);
+}
+
+TEST(CompileKernels, ElementwiseEveryOpAndLoop) {
+  std::vector<Job> jobs;
+  size_t ops = 0;
+  for (int o = 0; o < NPVK_OP_COUNT; ++o) {
+    const OpInfo &info = op_info(npvk_op(o));
+    if (!info.implemented) continue;
+    const auto loops = Loops(info);
+    EXPECT_FALSE(loops.empty()) << info.name << " has no loop";
+    ++ops;
+    for (const auto &loop : loops) {
+      for (bool strided : {false, true}) {
+        FusedKernelSpec s = SingleOp(info, loop, strided);
+        jobs.push_back({s.key(), generate_glsl(s)});
+      }
+    }
+  }
+  EXPECT_EQ(ops, size_t(NPVK_OP_COUNT));
+  EXPECT_GT(jobs.size(), 1500u);
+  for (const std::string &f : CompileAll(jobs)) ADD_FAILURE() << f;
+}
+
+TEST(CompileKernels, ReductionsAndScans) {
+  std::vector<Job> jobs;
+  for (int o = 0; o < NPVK_OP_COUNT; ++o) {
+    const OpInfo &info = op_info(npvk_op(o));
+    if (!reducible(info.op)) continue;
+    for (int d = 0; d < NPVK_DTYPE_COUNT; ++d) {
+      const npvk_dtype out = npvk_dtype(d);
+      const npvk_dtype loop[3] = {out, out, out};
+      if (!op_has_loop(info, loop, 3, nullptr)) continue;
+      for (ReduceMode mode : {ReduceMode::PerThread, ReduceMode::Workgroup, ReduceMode::Scan}) {
+        ReduceKernelSpec r;
+        r.op = info.op;
+        r.in = out;
+        r.out = out;
+        r.mode = mode;
+        r.outer_rank = 1;
+        r.inner_rank = mode == ReduceMode::Scan ? 1 : 2;
+        jobs.push_back({r.key(), generate_reduce_glsl(r)});
+      }
+      // The input cast to the output's dtype on load (sum of int8 in int64).
+      ReduceKernelSpec cast;
+      cast.op = info.op;
+      cast.in = NPVK_INT8;
+      cast.out = out;
+      cast.outer_rank = 0;
+      cast.inner_rank = 1;
+      jobs.push_back({cast.key(), generate_reduce_glsl(cast)});
+    }
+  }
+  EXPECT_GT(jobs.size(), 200u);
+  for (const std::string &f : CompileAll(jobs)) ADD_FAILURE() << f;
+}
+
+TEST(CompileKernels, Matmul) {
+  std::vector<Job> jobs;
+  for (npvk_dtype d : {NPVK_FLOAT32, NPVK_FLOAT64})
+    for (uint32_t rank : {0u, 2u}) {
+      MatmulOp m;
+      m.dtype = d;
+      m.batch_shape.assign(rank, 2);
+      m.batch_strides.assign(3, std::vector<int64_t>(rank, 1));
+      jobs.push_back({m.key(), generate_matmul_glsl(m)});
+    }
+  for (const std::string &f : CompileAll(jobs)) ADD_FAILURE() << f;
+}
+
+// What the rows produce, spot-checked: a template, a math function through
+// float64, a float16 rounding, a mixed int64 comparison, an FP pole test.
+TEST(CompileKernels, GeneratedExpressions) {
+  auto glsl = [](npvk_op op, std::vector<npvk_dtype> d) {
+    return generate_glsl(SingleOp(op_info(op), d, false));
+  };
+  EXPECT_NE(glsl(NPVK_OP_ADD, {NPVK_INT32, NPVK_INT32, NPVK_INT32}).find("r = (a0 + a1);"),
+            std::string::npos);
+  EXPECT_NE(glsl(NPVK_OP_ADD, {NPVK_BOOL, NPVK_BOOL, NPVK_BOOL}).find("r = (a0 || a1);"),
+            std::string::npos);
+  EXPECT_NE(glsl(NPVK_OP_EXP, {NPVK_FLOAT32, NPVK_FLOAT32}).find("float(npvk_exp_f64(double(a0)))"),
+            std::string::npos);
+  const std::string half = glsl(NPVK_OP_SQRT, {NPVK_FLOAT16, NPVK_FLOAT16});
+  EXPECT_NE(half.find("r = npvk_round_half(r);"), std::string::npos);
+  EXPECT_EQ(glsl(NPVK_OP_FLOOR, {NPVK_FLOAT16, NPVK_FLOAT16}).find("npvk_round_half(r)"),
+            std::string::npos);
+  EXPECT_NE(glsl(NPVK_OP_LESS, {NPVK_INT64, NPVK_UINT64, NPVK_BOOL})
+                .find("(a0 < int64_t(0) ? true : (uint64_t(a0) < a1))"),
+            std::string::npos);
+  EXPECT_NE(glsl(NPVK_OP_LOG1P, {NPVK_FLOAT64, NPVK_FLOAT64}).find("a0 == double(-1)"),
+            std::string::npos);
+  EXPECT_TRUE(needs_float64(
+      SingleOp(op_info(NPVK_OP_SIN), {NPVK_FLOAT32, NPVK_FLOAT32}, false).steps[0].op));
+  EXPECT_FALSE(needs_float64(
+      SingleOp(op_info(NPVK_OP_ADD), {NPVK_FLOAT32, NPVK_FLOAT32, NPVK_FLOAT32}, false)
+          .steps[0]
+          .op));
+}
+
+}  // namespace
+}  // namespace npvk
