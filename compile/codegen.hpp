@@ -18,12 +18,8 @@ struct DeviceTraits {
 // float32 transcendental always computes in float64 and rounds once (as
 // NumPy's loops round once), and a device without float64 is kept from such
 // kernels by needs_float64() before any is generated. So generate_glsl
-// takes no traits; the two-argument form forwards, for callers that still
-// pass them.
+// takes no traits.
 std::string generate_glsl(const FusedKernelSpec &spec);
-inline std::string generate_glsl(const FusedKernelSpec &spec, const DeviceTraits &) {
-  return generate_glsl(spec);
-}
 // Whether the kernel needs float64 arithmetic (so a device without it cannot run it).
 bool needs_float64(const KernelSpec &spec);
 

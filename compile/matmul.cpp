@@ -6,6 +6,7 @@
 #include "compile/dtype.hpp"
 #include "compile/glsl_parts.hpp"
 #include "compile/iteration.hpp"
+#include "compile/kernel_abi.hpp"
 
 namespace npvk {
 
@@ -66,11 +67,11 @@ MatmulOp plan_matmul(const View &a, const View &b, const View &c) {
   return op;
 }
 
-// Push constants: operand[0..2] the addresses of A, B and C, [3..5] M, K, N,
-// [6] the first tile of this dispatch. The argument table: the core strides
-// of A, B and C (two each), then the batch shape and A's, B's and C's batch
-// strides.
+// The push constants' slots are matmul_slot's (compile/kernel_abi.hpp); the
+// argument table: the core strides of A, B and C (two each), then the batch
+// shape and A's, B's and C's batch strides.
 std::string generate_matmul_glsl(const MatmulOp &op) {
+  auto slot = [](uint32_t i) { return "pc.operand[" + std::to_string(i) + "]"; };
   const DtypeInfo &d = dtype_info(op.dtype);
   const bool flt = d.kind == DtypeKind::Float;
   const std::string t = d.glsl_compute;
@@ -82,13 +83,14 @@ std::string generate_matmul_glsl(const MatmulOp &op) {
       << "shared " << t << " tile_b[" << tile << "][" << tile + 1 << "];\n"
       << "void main() {\n"
       << "  Meta m = Meta(pc.meta);\n"
-      << "  const uint64_t pa = pc.operand[0], pb = pc.operand[1], pc_ = pc.operand[2];\n"
-      << "  const int64_t M = int64_t(pc.operand[3]), K = int64_t(pc.operand[4]), "
-         "N = int64_t(pc.operand[5]);\n"
+      << "  const uint64_t pa = " << slot(matmul_slot::kA) << ", pb = " << slot(matmul_slot::kB)
+      << ", pc_ = " << slot(matmul_slot::kC) << ";\n"
+      << "  const int64_t M = int64_t(" << slot(matmul_slot::kM) << "), K = int64_t("
+      << slot(matmul_slot::kK) << "), N = int64_t(" << slot(matmul_slot::kN) << ");\n"
       << "  const uint64_t local = gl_WorkGroupID.x;\n"
       << "  const int lane = int(gl_LocalInvocationID.x);\n"
       << "  if (local < pc.count) {\n"
-      << "    const int64_t item = int64_t(pc.operand[6] + local);\n"
+      << "    const int64_t item = int64_t(" << slot(matmul_slot::kFirstTile) << " + local);\n"
       << "    const int64_t tiles_m = (M + " << tile - 1 << "l) / " << tile << "l, tiles_n = (N + "
       << tile - 1 << "l) / " << tile << "l;\n"
       << "    const int64_t per_batch = tiles_m * tiles_n;\n"

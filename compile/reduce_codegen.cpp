@@ -1,12 +1,12 @@
-// GLSL for reductions. Push constants: operand[0] the input's address,
-// operand[1] the output's (or the scratch partials'), operand[2] `initial`'s
-// bits, operand[3] the elements per result, operand[4] the chunks per result,
-// operand[5] whether to combine `initial`, operand[6] the results. The
+// GLSL for reductions and scans. The push constants' slots are reduce_slot's
+// (compile/kernel_abi.hpp), which compile/families/reduce.cpp fills. The
 // argument table holds the outer shape, the outer input and output strides,
 // the inner shape and the inner input strides, in elements.
 #include <sstream>
+#include <string>
 
 #include "compile/glsl_parts.hpp"
+#include "compile/kernel_abi.hpp"
 #include "compile/ops.hpp"
 #include "compile/reduction.hpp"
 
@@ -15,6 +15,11 @@ namespace npvk {
 using namespace glsl;
 
 namespace {
+
+// A push-constant operand, as the GLSL reads it.
+std::string slot(uint32_t i) {
+  return "pc.operand[" + std::to_string(i) + "]";
+}
 
 // `offset += ...` for the index `index` decomposed over a merged space whose
 // shape is at m.v[shape_at] and one operand's strides at m.v[strides_at[k]].
@@ -64,13 +69,15 @@ std::string generate_scan_glsl(const ReduceKernelSpec &s) {
   // at 65535 iterations), each continuing from the last result stored.
   out << "void main() {\n"
       << "  Meta m = Meta(pc.meta);\n"
-      << "  const uint64_t pin = pc.operand[0], pout = pc.operand[1];\n"
+      << "  const uint64_t pin = " << slot(reduce_slot::kInput)
+      << ", pout = " << slot(reduce_slot::kOutput) << ";\n"
       << "  const int64_t in_stride = m.v[" << 3 * ro + 1 << "], out_stride = m.v[" << 3 * ro + 2
       << "];\n"
-      << "  const int64_t r0 = int64_t(pc.operand[7]), r1 = int64_t(pc.operand[8]);\n"
+      << "  const int64_t r0 = int64_t(" << slot(reduce_slot::kLineBegin) << "), r1 = int64_t("
+      << slot(reduce_slot::kLineEnd) << ");\n"
       << "  const uint64_t local = gl_GlobalInvocationID.x;\n"
       << "  if (local < pc.count) {\n"
-      << "    const int64_t item = int64_t(pc.operand[6] + local);\n"
+      << "    const int64_t item = int64_t(" << slot(reduce_slot::kFirstItem) << " + local);\n"
       << "    int64_t base = 0, out_offset = 0;\n";
   emit_decompose(out, ro, "item", 0, {{"base", ro}, {"out_offset", 2 * ro}}, "    ");
   out << "    " << (flt ? "precise " : "") << acc_t << " acc = " << acc_t << "(0);\n"
@@ -136,10 +143,13 @@ std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
 
   out << "void main() {\n"
       << "  Meta m = Meta(pc.meta);\n"
-      << "  const uint64_t pin = pc.operand[0], pout = pc.operand[1];\n"
-      << "  const int64_t R = int64_t(pc.operand[3]), C = int64_t(pc.operand[4]);\n"
-      << "  const bool apply_init = pc.operand[5] != 0ul;\n"
-      << "  const " << acc_t << " init = " << scalar_load(res, "pc.operand[2]") << ";\n";
+      << "  const uint64_t pin = " << slot(reduce_slot::kInput)
+      << ", pout = " << slot(reduce_slot::kOutput) << ";\n"
+      << "  const int64_t R = int64_t(" << slot(reduce_slot::kReduced) << "), C = int64_t("
+      << slot(reduce_slot::kChunks) << ");\n"
+      << "  const bool apply_init = " << slot(reduce_slot::kApplyInitial) << " != 0ul;\n"
+      << "  const " << acc_t << " init = " << scalar_load(res, slot(reduce_slot::kInitial))
+      << ";\n";
   // An empty lane starts from a value that changes nothing: the identity, or
   // (for idempotent ops without one: max, min) the result's first element.
   uint64_t identity_bits = 0;
@@ -153,7 +163,7 @@ std::string generate_reduce_glsl(const ReduceKernelSpec &s) {
   else
     out << "  const uint64_t local = gl_GlobalInvocationID.x;\n";
   out << "  if (local < pc.count) {\n"
-      << "    const int64_t item = int64_t(pc.operand[6] + local);\n"
+      << "    const int64_t item = int64_t(" << slot(reduce_slot::kFirstItem) << " + local);\n"
       << "    const int64_t o = item / C, c = item - o * C;\n"
       << "    int64_t base = 0, out_offset = c;\n";
   emit_decompose(out, ro, "o", 0, {{"base", ro}, {"out_offset", 2 * ro}}, "    ");

@@ -30,8 +30,29 @@ bool is_write_fault(void *ucontext) {
 #endif
 }
 
+// While this thread runs the handler npvk found installed before it: the
+// frame of pass_on that called it (stacks grow down, so a call from inside
+// that handler runs below it). A frame, not a flag: a handler that leaves
+// by siglongjmp never clears it, and the next fault then runs above it.
+thread_local const void *t_passing_frame = nullptr;
+
 void pass_on(int sig, siginfo_t *info, void *ucontext) {
   const struct sigaction &prev = sig == SIGBUS ? g_previous_bus : g_previous_segv;
+  const char here = 0;
+  if (t_passing_frame && static_cast<const void *>(&here) < t_passing_frame) {
+    // The previous handler raised the signal again, and it came back here:
+    // it chains to npvk (Python's faulthandler, enabled after npvk, restores
+    // the handler it found, npvk's, and raises; npvk re-installed later, over
+    // it, calls it as the previous one). Passing it on again would loop
+    // forever, printing its report each time. End the chain instead: the
+    // default action, as the last handler in it would take.
+    signal(sig, SIG_DFL);
+    return;
+  }
+  struct PassingOn {
+    explicit PassingOn(const void *frame) { t_passing_frame = frame; }
+    ~PassingOn() { t_passing_frame = nullptr; }
+  } passing(&here);
   if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
     prev.sa_sigaction(sig, info, ucontext);
   } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN && prev.sa_handler) {

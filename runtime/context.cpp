@@ -8,17 +8,13 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/options.hpp"
 #include "compile/families/elementwise.hpp"
 #include "compile/math_tables.hpp"
 #include "runtime/fault_injection.hpp"
 
 namespace npvk {
 namespace {
-
-bool env_flag(const char *name) {
-  const char *v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -35,20 +31,21 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   }
   const uint32_t known = NPVK_CONTEXT_VALIDATION | NPVK_CONTEXT_NO_DISK_CACHE;
   require((opts.flags & ~known) == 0, NPVK_ERR_INVALID_ARGUMENT, "unknown context flags");
-  bool validation = (opts.flags & NPVK_CONTEXT_VALIDATION) || env_flag("NPVK_VALIDATION");
+  // Every NPVK_* setting, read once for this context (base/options.hpp).
+  const Options env = Options::from_environment();
+  const bool validation = (opts.flags & NPVK_CONTEXT_VALIDATION) || env.validation;
 
   std::shared_ptr<Context> ctx(new Context());
   Context &c = *ctx;
-  auto instance = std::make_unique<vk::Instance>(validation);
-  uint32_t index = instance->select(opts.device);
+  auto instance = std::make_unique<vk::Instance>(validation, env.disable_features);
+  uint32_t index = instance->select(opts.device, env.device);
   c.device_ = std::make_unique<vk::Device>(std::move(instance), index);
   const npvk_device_info &info = c.device_->info();
   std::string dir;
   if (!(opts.flags & NPVK_CONTEXT_NO_DISK_CACHE))
-    dir = opts.cache_dir && *opts.cache_dir ? opts.cache_dir : vk::default_cache_dir();
-  const char *debug_dir = std::getenv("NPVK_DEBUG_KERNEL_DIR");
-  c.kernels_ = std::make_unique<KernelStore>(*c.device_, dir, debug_dir ? debug_dir : "", c.stats_,
-                                             c.profiler_);
+    dir = opts.cache_dir && *opts.cache_dir ? opts.cache_dir : env.cache_dir;
+  c.kernels_ =
+      std::make_unique<KernelStore>(*c.device_, dir, env.debug_kernel_dir, c.stats_, c.profiler_);
   c.executor_ = std::make_unique<vk::Executor>(*c.device_, c.kernels_->layout());
 
   RecordLimits limits;
@@ -57,22 +54,14 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   // invocation amortise each invocation's setup (slot addresses, scalars).
   limits.max_groups = info.max_workgroup_count_x;
   if (info.type == NPVK_DEVICE_CPU) limits.max_groups = 256;
-  if (const char *groups = std::getenv("NPVK_MAX_WORKGROUPS"))
-    limits.max_groups = std::max<uint64_t>(1, std::strtoull(groups, nullptr, 10));
+  if (env.max_workgroups) limits.max_groups = *env.max_workgroups;
   // llvmpipe ends a loop nest after 65535 iterations.
   if (std::strstr(info.driver_name, "llvmpipe") || std::strstr(info.name, "llvmpipe"))
     limits.loop_budget = 32768;
-  if (const char *budget = std::getenv("NPVK_LOOP_BUDGET"))
-    limits.loop_budget = std::max<int64_t>(1, std::strtoll(budget, nullptr, 10));
-  c.traits_ = limits.traits;
-  if (const char *min = std::getenv("NPVK_FUSE_MIN_ELEMENTS"))
-    c.min_fuse_elements_ = std::strtoull(min, nullptr, 10);
-  const char *fusion = std::getenv("NPVK_FUSION");
-  c.fuse_ = !(fusion && std::strcmp(fusion, "0") == 0);
-  // NPVK_ZERO_COPY=0 forces mirrored buffers, so that path can be tested on
-  // devices that could import.
-  const char *zero_copy = std::getenv("NPVK_ZERO_COPY");
-  c.allow_import_ = !(zero_copy && std::strcmp(zero_copy, "0") == 0);
+  if (env.loop_budget) limits.loop_budget = *env.loop_budget;
+  if (env.fuse_min_elements) c.min_fuse_elements_ = *env.fuse_min_elements;
+  c.fuse_ = env.fusion;
+  c.allow_import_ = env.zero_copy;
 
   const std::vector<double> &tables = math_f64_table_data();
   c.tables_ = std::make_unique<vk::DeviceBuffer>(
@@ -84,12 +73,12 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   Context *self = &c;
   c.residency_ = std::make_unique<Residency>(
       *c.device_, c.pending_, [self] { self->flush(); }, c.stats_, c.recovery_.failures(),
-      c.profiler_, std::getenv("NPVK_DEVICE_MEMORY_BUDGET"));
+      c.profiler_, env.device_memory_budget);
   c.recorder_ = std::make_unique<Recorder>(
       c, c.pending_, [self] { self->flush(); }, *c.residency_, c.observer_, c.stats_, c.profiler_,
       limits);
-  c.profiler_.trace_from_environment();
-  if (const char *graph = std::getenv("NPVK_GRAPH")) c.observe_.set_graph_dir(graph);
+  c.profiler_.trace_from_options(env.trace_path);
+  if (!env.graph_dir.empty()) c.observe_.set_graph_dir(env.graph_dir);
   return ctx;
 }
 
@@ -225,7 +214,7 @@ std::vector<vk::Dispatch> Context::bind(const std::vector<PlannedKernel> &kernel
     if (k.standalone)
       k.standalone->bind(k, target, args);
     else
-      args.push_back(bind_elementwise(k, target, traits_));
+      args.push_back(bind_elementwise(k, target));
     first_dispatch.push_back(batch.size());
     // Compiled here, before the pages open up for the device (before_flush).
     for (DispatchArgs &a : args) {

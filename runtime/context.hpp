@@ -92,7 +92,7 @@ class Context : public std::enable_shared_from_this<Context> {
   // Observability (runtime/observe.hpp, docs/observability.md).
   Profiler &profiler() { return profiler_; }
   void set_graph_dir(std::string dir) { observe_.set_graph_dir(std::move(dir)); }
-  std::string last_kernel_source() const { return observe_.last_kernel_source(traits_); }
+  std::string last_kernel_source() const { return observe_.last_kernel_source(); }
   std::string last_kernel_graph() const { return observe_.last_kernel_graph(); }
 
  private:
@@ -124,7 +124,6 @@ class Context : public std::enable_shared_from_this<Context> {
   std::unique_ptr<vk::DeviceBuffer> scratch_;  // reductions' partial results, grown as needed
   std::unique_ptr<Residency> residency_;
   std::unique_ptr<Recorder> recorder_;
-  DeviceTraits traits_;
   bool fuse_ = true;  // NPVK_FUSION=0: one kernel per op
   // Smaller ops are not fused (NPVK_FUSE_MIN_ELEMENTS; see plan_kernels).
   uint64_t min_fuse_elements_ = 65536;

@@ -29,8 +29,9 @@ const vk::PushLayout &expected_push_layout() {
 
 }  // namespace
 
-KernelStore::KernelStore(vk::Device &device, const std::string &cache_dir, std::string debug_dir,
-                         npvk_stats &stats, Profiler &profiler)
+KernelStore::KernelStore(vk::Device &device, const std::string &cache_dir,
+                         std::optional<std::string> debug_dir, npvk_stats &stats,
+                         Profiler &profiler)
     : device_(device),
       cache_(std::make_unique<vk::KernelCache>(cache_dir)),
       debug_dir_(std::move(debug_dir)),
@@ -65,13 +66,13 @@ std::vector<uint32_t> KernelStore::spirv_for(std::string source, const std::stri
   // For kernel work: dump every generated source, and let a hand-edited one
   // stand in for it (see docs/architecture.md). Fused keys are long, so
   // files are named by a hash of the key.
-  if (!debug_dir_.empty()) {
+  if (debug_dir_) {
     std::string file = hash128(key.data(), key.size()).hex().substr(0, 16);
-    std::ifstream in(debug_dir_ + "/" + file + ".glsl");
+    std::ifstream in(*debug_dir_ + "/" + file + ".glsl");
     if (in) {
       source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     } else {
-      std::ofstream out(debug_dir_ + "/" + file + ".generated");
+      std::ofstream out(*debug_dir_ + "/" + file + ".generated");
       out << source;
     }
   }

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,8 +24,8 @@ class KernelStore {
   // `cache_dir` empty: no disk cache. `debug_dir` (NPVK_DEBUG_KERNEL_DIR):
   // every generated source is written there, and a hand-edited one stands in
   // for it. Counts go to `stats`, compile spans to `profiler`.
-  KernelStore(vk::Device &device, const std::string &cache_dir, std::string debug_dir,
-              npvk_stats &stats, Profiler &profiler);
+  KernelStore(vk::Device &device, const std::string &cache_dir,
+              std::optional<std::string> debug_dir, npvk_stats &stats, Profiler &profiler);
   ~KernelStore();
   KernelStore(const KernelStore &) = delete;
   KernelStore &operator=(const KernelStore &) = delete;
@@ -32,9 +33,9 @@ class KernelStore {
   // The pipeline of kernel `key`; `source` gives its GLSL when it is built.
   VkPipeline pipeline(const std::string &key, const std::function<std::string()> &source);
   VkPipelineLayout layout() const { return pipelines_->layout(); }
-  uint64_t disk_rejects() const { return cache_->rejects(); }
+  uint64_t disk_rejects() const { return cache_ ? cache_->rejects() : 0; }
   // Writes the pipeline cache to disk now (it is also written at release).
-  void save();
+  void save();  // nothing after abandon()
   // Destroys every pipeline (release), or forgets them without Vulkan (the
   // child of a fork).
   void release();
@@ -47,7 +48,7 @@ class KernelStore {
   std::unique_ptr<vk::KernelCache> cache_;
   std::unique_ptr<vk::PipelineFactory> pipelines_;
   std::unordered_map<std::string, VkPipeline> kernels_;
-  std::string debug_dir_;
+  std::optional<std::string> debug_dir_;
   npvk_stats &stats_;
   Profiler &profiler_;
 };

@@ -74,10 +74,10 @@ void FlushObserver::observe(const std::vector<RecordedOp> &ops,
   trace->device_batch(std::move(batch));
 }
 
-std::string FlushObserver::last_kernel_source(const DeviceTraits &traits) const {
+std::string FlushObserver::last_kernel_source() const {
   if (last_standalone_) return last_standalone_->glsl();
   if (last_kernel_.steps.empty()) return "";
-  return generate_glsl(last_kernel_, traits);
+  return generate_glsl(last_kernel_);
 }
 
 std::string FlushObserver::last_kernel_graph() const {

@@ -22,7 +22,7 @@ class FlushObserver {
   void observe(const std::vector<RecordedOp> &ops, const std::vector<PlannedKernel> &kernels,
                const std::vector<size_t> &first_dispatch, const vk::BatchResult &result,
                int64_t submit_ns, uint64_t flush_index, Profiler &profiler);
-  std::string last_kernel_source(const DeviceTraits &traits) const;
+  std::string last_kernel_source() const;
   std::string last_kernel_graph() const;
 
  private:

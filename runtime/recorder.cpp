@@ -116,90 +116,31 @@ void Recorder::apply(npvk_op op, const std::vector<const View *> &operands, uint
 }
 
 bool Recorder::try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
-  // NumPy runs an N-d ufunc as one inner-loop call per outer row. Rows that
-  // step through memory by a constant outer stride are folded into the queued
-  // operation of the first row, which becomes one 2-d operation.
-  if (!row_.valid || pending_.empty() || row_.pending_index != pending_.size() - 1 ||
-      row_.op != op || row_.nin != nin || row_.count != operands.size())
+  std::vector<View> merged;
+  if (pending_.empty() || !rows_.next_row(op, operands, nin, pending_.size() - 1, merged))
     return false;
-  for (uint32_t k = 0; k < row_.count; ++k) {
-    const View &v = *operands[k];
-    const View &first = row_.first[k];
-    if (v.scalar != first.scalar || v.dtype != first.dtype) return false;
-    if (v.scalar) {
-      if (v.scalar_bits != first.scalar_bits) return false;
-      continue;
-    }
-    if (v.ndim != 1 || v.buffer != first.buffer || v.shape[0] != first.shape[1] ||
-        v.strides[0] != first.strides[1])
-      return false;
-    int64_t step = int64_t(v.offset) - int64_t(first.offset);
-    if (row_.rows > 1 && step != int64_t(row_.rows) * row_.outer[k]) return false;
-    // Rows of an output must not overlap one another (an accumulating
-    // reduction passes the same output row again and again).
-    int64_t row_bytes = v.shape[0] * (v.strides[0] < 0 ? -v.strides[0] : v.strides[0]);
-    if (k >= nin && (step < 0 ? -step : step) < std::max<int64_t>(row_bytes, 1)) return false;
-  }
   // The folded operation must be one that could have been recorded as such:
   // record() re-validates it, overlap included, and replaces the queued row.
-  std::vector<View> merged(row_.count);
-  std::vector<const View *> ptrs(row_.count);
-  for (uint32_t k = 0; k < row_.count; ++k) {
-    merged[k] = row_.first[k];
-    if (!merged[k].scalar) {
-      merged[k].shape[0] = int64_t(row_.rows) + 1;
-      merged[k].strides[0] = row_.outer[k];
-    }
-    ptrs[k] = &merged[k];
-  }
-  if (row_.rows == 1) {
-    for (uint32_t k = 0; k < row_.count; ++k) {
-      if (merged[k].scalar) continue;
-      merged[k].strides[0] = int64_t(operands[k]->offset) - int64_t(row_.first[k].offset);
-      // A stride that is not a multiple of the itemsize cannot be a view.
-      if (merged[k].strides[0] % int64_t(dtype_info(merged[k].dtype).itemsize) != 0) {
-        row_.valid = false;
-        return false;
-      }
-    }
-  }
+  std::vector<const View *> ptrs;
+  for (const View &v : merged) ptrs.push_back(&v);
   try {
     record(op, ptrs, nin, true);
   } catch (const Error &) {
-    row_.valid = false;  // e.g. a later row reads what an earlier one wrote
+    rows_.forget();  // e.g. a later row reads what an earlier one wrote
     return false;
   }
-  for (uint32_t k = 0; k < row_.count; ++k) row_.outer[k] = merged[k].strides[0];
-  ++row_.rows;
+  rows_.accept(merged);
   ++stats_.ops_recorded;
   ++stats_.rows_merged;
   return true;
 }
 
 void Recorder::remember_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
-  row_.valid = false;
-  if (pending_.empty()) return;
-  for (const View *v : operands)
-    if (!v->scalar && v->ndim != 1) return;
-  row_.op = op;
-  row_.nin = nin;
-  row_.count = uint32_t(operands.size());
-  for (uint32_t k = 0; k < row_.count; ++k) {
-    View first = *operands[k];
-    if (!first.scalar) {
-      // Stored as the first row of a 2-d view: shape (rows, n).
-      first.ndim = 2;
-      first.shape[1] = first.shape[0];
-      first.strides[1] = first.strides[0];
-      first.shape[0] = 1;
-      first.strides[0] = 0;
-    }
-    row_.first[k] = first;
-    row_.outer[k] = 0;
+  if (pending_.empty()) {
+    rows_.forget();
+    return;
   }
-  row_.rows = 1;
-  row_.pending_index = pending_.size() - 1;
-  row_.valid = true;
+  rows_.remember(op, operands, nin, pending_.size() - 1);
 }
 
 void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,

@@ -13,6 +13,7 @@
 #include "compile/codegen.hpp"
 #include "compile/fusion.hpp"
 #include "compile/reduction.hpp"
+#include "compile/row_merge.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/profile.hpp"
 #include "runtime/residency.hpp"
@@ -42,20 +43,10 @@ class Recorder {
   void matmul(const View &a, const View &b, const View &c);
   bool supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why) const;
   // The queue was flushed: no later row can merge into a queued one.
-  void forget_row() { row_ = RowMerge{}; }
+  void forget_row() { rows_.forget(); }
   const RecordLimits &limits() const { return limits_; }
 
  private:
-  // The queued operation that later inner-loop rows may fold into.
-  struct RowMerge {
-    bool valid = false;
-    npvk_op op = NPVK_OP_ADD;
-    uint32_t nin = 0, count = 0;
-    View first[kMaxOperands];       // the first row, as a 2-d view of one row
-    int64_t outer[kMaxOperands]{};  // bytes from one row to the next
-    uint64_t rows = 0;
-    size_t pending_index = 0;
-  };
   void record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
               bool replace_last);
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
@@ -80,7 +71,7 @@ class Recorder {
   npvk_stats &stats_;
   Profiler &profiler_;
   RecordLimits limits_;
-  RowMerge row_;
+  RowMerger rows_;
 };
 
 }  // namespace npvk

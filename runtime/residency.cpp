@@ -14,44 +14,14 @@
 #include <unordered_set>
 
 #include "base/error.hpp"
+#include "base/options.hpp"
 #include "runtime/fault_injection.hpp"
 
 namespace npvk {
-namespace {
-
-// "512M", "2G", "4096": bytes with an optional binary K/M/G suffix.
-bool parse_bytes(const char *text, uint64_t *out) {
-  char *end = nullptr;
-  errno = 0;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text || errno != 0 || *text == '-') return false;
-  unsigned shift = 0;
-  switch (std::toupper(static_cast<unsigned char>(*end))) {
-    case 'K':
-      shift = 10;
-      break;
-    case 'M':
-      shift = 20;
-      break;
-    case 'G':
-      shift = 30;
-      break;
-    case '\0':
-      break;
-    default:
-      return false;
-  }
-  if (shift && *++end == 'B') ++end;  // "512MB" reads as meant
-  if (*end != '\0' || value > (UINT64_MAX >> shift)) return false;
-  *out = uint64_t(value) << shift;
-  return true;
-}
-
-}  // namespace
 
 Residency::Residency(vk::Device &device, const std::vector<RecordedOp> &pending,
                      std::function<void()> flush, npvk_stats &stats, npvk_failure_stats &failures,
-                     Profiler &profiler, const char *budget_text)
+                     Profiler &profiler, const std::optional<std::string> &budget_text)
     : device_(device),
       pending_(pending),
       flush_(std::move(flush)),
@@ -64,10 +34,10 @@ Residency::Residency(vk::Device &device, const std::vector<RecordedOp> &pending,
   if (!budget_) budget_ = device_.info().device_local_bytes;
   if (!budget_) budget_ = UINT64_MAX;
   if (budget_text) {
-    if (!parse_bytes(budget_text, &budget_))
+    if (!parse_byte_count(*budget_text, &budget_))
       std::fprintf(stderr,
                    "npvk: NPVK_DEVICE_MEMORY_BUDGET=%s is not a byte count (e.g. 512M); ignored\n",
-                   budget_text);
+                   budget_text->c_str());
   }
 }
 

@@ -12,6 +12,8 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "compile/fusion.hpp"
@@ -24,10 +26,10 @@ namespace npvk {
 class Residency {
  public:
   // `pending`: the context's queue (its buffers are busy); `flush` runs it.
-  // `budget_text`: NPVK_DEVICE_MEMORY_BUDGET, or null for the device's figure.
+  // `budget_text`: NPVK_DEVICE_MEMORY_BUDGET, or none for the device's figure.
   Residency(vk::Device &device, const std::vector<RecordedOp> &pending, std::function<void()> flush,
             npvk_stats &stats, npvk_failure_stats &failures, Profiler &profiler,
-            const char *budget_text);
+            const std::optional<std::string> &budget_text);
 
   void set_observer(MemoryObserver *observer) { observer_ = observer; }
 

@@ -14,12 +14,12 @@ uint32_t grid_stride_groups(uint64_t wanted, const BindTarget &target) {
       wanted, std::min(std::max(target.preferred_groups, needed), target.max_group_count)));
 }
 
-DispatchArgs bind_elementwise(const PlannedKernel &k, const BindTarget &target,
-                              const DeviceTraits &traits) {
+DispatchArgs bind_elementwise(const PlannedKernel &k, const BindTarget &target) {
   DispatchArgs d;
   d.key = k.spec.key();
   const FusedKernelSpec *spec = &k.spec;
-  d.source = [spec, traits] { return generate_glsl(*spec, traits); };
+  // Called while `k` lives: the runtime compiles during the flush that planned it.
+  d.source = [spec] { return generate_glsl(*spec); };
   d.push.count = uint64_t(k.space.count);
   d.push.tables = target.tables_address;
   d.flag_words = uint32_t(k.spec.steps.size());

@@ -10,8 +10,7 @@
 
 namespace npvk {
 
-DispatchArgs bind_elementwise(const PlannedKernel &kernel, const BindTarget &target,
-                              const DeviceTraits &traits);
+DispatchArgs bind_elementwise(const PlannedKernel &kernel, const BindTarget &target);
 
 // Workgroups for a grid-stride dispatch that wants `wanted` of them.
 uint32_t grid_stride_groups(uint64_t wanted, const BindTarget &target);
