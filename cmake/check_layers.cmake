@@ -17,6 +17,9 @@ set(allowed_capi "base/|compile/|vulkan/|runtime/|interpose/|capi/")
 # System headers that only the device layers may see.
 set(device_headers "vulkan/|spirv_cross|spirv-tools|shaderc/|glslang/")
 
+if(NOT IS_DIRECTORY "${ROOT}")
+  message(FATAL_ERROR "check_layers: ROOT=${ROOT} is not a directory")
+endif()
 set(violations "")
 foreach(layer IN ITEMS base compile vulkan runtime interpose capi)
   file(GLOB_RECURSE sources RELATIVE ${ROOT} ${ROOT}/${layer}/*.hpp ${ROOT}/${layer}/*.cpp)

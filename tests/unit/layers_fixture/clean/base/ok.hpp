@@ -1,0 +1,4 @@
+// base/ may include itself and the standard library.
+#include <vector>
+
+#include "base/error.hpp"

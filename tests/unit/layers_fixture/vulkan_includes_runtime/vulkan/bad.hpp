@@ -1,0 +1,2 @@
+// Breaks one rule: vulkan/ is below runtime/.
+#include "runtime/context.hpp"
