@@ -262,7 +262,12 @@ double npvk_f64_exp_core(double xh, double xl)
     }
     // m <= -1022: result is below (or just at) the normal range. Work with
     // v = result * 2^1022 = (th + s) * 2^(m+1022), v < 1 means subnormal.
-    precise double sc = npvk_f64_pow2i(m + 1022);    // m + 1022 in [-56, 0]
+    // m + 1022 is in [-56, 0] here. The clamp changes no result, but a SIMD
+    // driver also runs this path, masked off, for lanes with larger m: their
+    // unclamped scale would wrap into the sign bit and give subnormals,
+    // which cost microcode assists on x86 (exp of positive x: 18.7 -> 11.4
+    // ns per call on llvmpipe 22.3).
+    precise double sc = npvk_f64_pow2i(min(m + 1022, 0));
     precise double vh = th * sc;                     // exact
     precise double vl = s * sc;                      // exact
     precise double v = vh + vl;
