@@ -1,14 +1,36 @@
 #include "vulkan/reflection.hpp"
 
+#include <spirv-tools/libspirv.h>
 #include <spirv_cross_c.h>
 
+#include <memory>
 #include <string>
 
 #include "base/error.hpp"
 
 namespace npvk::vk {
+namespace {
+
+// SPIRV-Cross trusts its input: a malformed module can crash its parser
+// (fuzz_kernel_cache found one, a damaged disk cache entry with a valid
+// checksum). SPIRV-Tools' validator is built for hostile input, so every
+// module is validated before SPIRV-Cross reads it.
+void validate(const std::vector<uint32_t> &spirv) {
+  std::unique_ptr<spv_context_t, void (*)(spv_context)> ctx(spvContextCreate(SPV_ENV_VULKAN_1_2),
+                                                            spvContextDestroy);
+  require(ctx != nullptr, NPVK_ERR_OUT_OF_HOST_MEMORY, "SPIRV-Tools could not start");
+  spv_diagnostic diagnostic = nullptr;
+  const spv_result_t result = spvValidateBinary(ctx.get(), spirv.data(), spirv.size(), &diagnostic);
+  std::string why = diagnostic && diagnostic->error ? diagnostic->error : "";
+  spvDiagnosticDestroy(diagnostic);
+  if (result != SPV_SUCCESS)
+    fail(NPVK_ERR_COMPILE, "kernel layout check: not a valid SPIR-V module: " + why);
+}
+
+}  // namespace
 
 void check_push_layout(const std::vector<uint32_t> &spirv, const PushLayout &expected) {
+  validate(spirv);
   spvc_context ctx = nullptr;
   require(spvc_context_create(&ctx) == SPVC_SUCCESS, NPVK_ERR_OUT_OF_HOST_MEMORY,
           "SPIRV-Cross could not start");

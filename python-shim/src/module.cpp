@@ -203,6 +203,15 @@ PyObject *py_stats(PyObject *, PyObject *) {
     put(d, "device_bytes_held", PyLong_FromUnsignedLongLong(s.device_bytes_held));
     put(d, "device_bytes_peak", PyLong_FromUnsignedLongLong(s.device_bytes_peak));
     put(d, "device_memory_budget", PyLong_FromUnsignedLongLong(s.device_memory_budget));
+    // The runtime's own counts of what it recorded and how it fused (bench/compare).
+    PyObject *core = PyDict_New();
+    put(core, "ops_recorded", PyLong_FromUnsignedLongLong(s.ops_recorded));
+    put(core, "ops_fused", PyLong_FromUnsignedLongLong(s.ops_fused));
+    put(core, "stores_contracted", PyLong_FromUnsignedLongLong(s.stores_contracted));
+    put(core, "rows_merged", PyLong_FromUnsignedLongLong(s.rows_merged));
+    put(core, "barriers", PyLong_FromUnsignedLongLong(s.barriers));
+    put(core, "pipelines_created", PyLong_FromUnsignedLongLong(s.pipelines_created));
+    put(d, "core", core);
   }
   if (npvk_managed_get_stats(&m) == NPVK_SUCCESS) {
     PyObject *syncs = PyDict_New();
