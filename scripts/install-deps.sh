@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package npvk needs to build, test and run (Debian 12
-# or 13).
-# Safe to re-run; skips apt-get entirely when everything is present.
+# or 13), then the default driver (install-mesa.sh: on Debian 12, Mesa 25's
+# lavapipe from bookworm-backports). Safe to re-run; skips apt-get entirely
+# when everything is present.
 set -euo pipefail
 
 # clang's sanitizer runtimes come in a package named after Debian's default
@@ -31,11 +32,12 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages present"
-  exit 0
+else
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+bash "$(dirname "$0")/install-mesa.sh"
