@@ -1,5 +1,7 @@
 #include "capi/handles.hpp"
 
+#include <pthread.h>
+
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -21,6 +23,21 @@ Table &table() {
   static Table *t = new Table();
   return *t;
 }
+
+// fork() while another thread looks up a handle would leave the child a
+// table whose lock no thread will release, and the child's first call into
+// the ABI would wait forever (test_stress.py's fork under load, about one
+// run in 50 on Mesa 25). So the forking thread holds the lock across the
+// fork. Registered when the library loads, before managed memory registers
+// its own handlers: prepare handlers run in reverse order, so its flush runs
+// first and this lock is taken last (no section under it takes another lock).
+struct ForkSafeTable {
+  ForkSafeTable() {
+    table();
+    pthread_atfork([] { table().mutex.lock(); }, [] { table().mutex.unlock(); },
+                   [] { table().mutex.unlock(); });
+  }
+} const g_fork_safe_table;
 
 const char *kind_name(HandleKind kind) {
   switch (kind) {
