@@ -162,6 +162,10 @@ std::string op_expr(const KernelSpec &s, const std::vector<std::string> &a) {
     // float32 transcendentals (and float16's, which compute as float32's):
     // computed in float64 and rounded once.
     const bool f32 = t.dtype == NPVK_FLOAT32 || t.dtype == NPVK_FLOAT16;
+    if (s.exponent.kind != FixedExponent::None) {
+      const std::string r = fixed_power_glsl(s.exponent, f32 ? "double(" + a[0] + ")" : a[0]);
+      return f32 ? "float(" + r + ")" : r;
+    }
     std::string r = std::string(f32 ? "float(" : "") + row.math_f64 + "(";
     for (size_t i = 0; i < row.nin; ++i)
       r += (i ? ", " : "") + (f32 ? "double(" + a[i] + ")" : a[i]);

@@ -9,7 +9,7 @@
 namespace npvk {
 
 std::string KernelSpec::key() const {
-  std::string k = op_info(op).name;
+  std::string k = op_info(op).name + exponent.key_suffix();
   k += "(";
   for (uint32_t i = 0; i < count(); ++i) {
     if (i == nin)
@@ -32,7 +32,7 @@ std::string FusedKernelSpec::key() const {
   k += "|";
   for (size_t j = 0; j < steps.size(); ++j) {
     const KernelSpec &op = steps[j].op;
-    k += (j ? ";" : "") + std::string(op_info(op.op).name) + "(";
+    k += (j ? ";" : "") + std::string(op_info(op.op).name) + op.exponent.key_suffix() + "(";
     for (uint32_t i = 0; i < op.count(); ++i) {
       if (i == op.nin)
         k += ")->";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/fixed_exponent.hpp"
 #include "compile/iteration.hpp"
 #include "compile/kernel_abi.hpp"
 
@@ -27,6 +28,7 @@ struct KernelSpec {
   OperandSpec operands[kMaxOperands];  // inputs, then outputs
   bool contiguous = true;              // one unit-stride dimension: no index arithmetic
   uint32_t rank = 0;                   // loop rank when not contiguous
+  FixedExponent exponent;              // power: a scalar exponent with code of its own
 
   uint32_t count() const { return nin + nout; }
   std::string key() const;  // e.g. "add(f8,f8s)->f8/c"

@@ -215,6 +215,7 @@ void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uin
     rec.lo[k] = extent[k].first;
     rec.hi[k] = extent[k].second;
   }
+  if (nin == 2) rec.spec.exponent = fixed_exponent_of(rec.spec, *operands[1]);
   rec.space = std::move(space);
   enqueue(std::move(rec), replace_last);
 }

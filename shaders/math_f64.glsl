@@ -13,6 +13,9 @@
 //   double npvk_log_f64(double x);            // <= 1 ulp vs glibc log
 //   double npvk_pow_f64(double x, double y);  // C99 Annex F special cases, <= 2 ulp
 //                                             // (measured <= 1 ulp vs glibc pow)
+//   double npvk_f64_powi(double x, int n);    // x**n, 2 <= |n| <= 8, n constant:
+//                                             // correctly rounded (normal results)
+//   double npvk_f64_pow_half(double x);       // pow(x, 0.5)
 //   double npvk_fmod_f64(double x, double y); // exact (bit-identical to C fmod)
 //   float  npvk_fmod_f32(float x, float y);   // exact (bit-identical to C fmodf);
 //                                             // uses no double/int64 at all
@@ -552,6 +555,70 @@ double npvk_f64_down600(double v)
     precise double w = v * npvk_f64_pow2i(474);
     precise double wi = (w + 4503599627370496.0LF) - 4503599627370496.0LF;
     return npvk_f64_below(v, -422) ? uint64BitsToDouble(uint64_t(wi)) : nor;
+}
+
+// ---------------------------------------------------------------------------
+// Powers with a fixed exponent (x**n, x**0.5): the code generator calls these
+// when the exponent is a scalar known when the kernel is built (it is then part
+// of the kernel's key), instead of the general exp(y*log|x|) of npvk_pow_f64.
+// ---------------------------------------------------------------------------
+
+// v * 2^k for 1/256 <= v < 512 and any k: exact while the result is normal,
+// +inf past the largest double, and a subnormal result is assembled from bits
+// by npvk_f64_down600 (rounded twice, as there).
+double npvk_f64_scale2(double v, int k)
+{
+    precise double up = v * npvk_f64_pow2i(clamp(k, -1022, 1023));
+    precise double big = up * npvk_f64_pow2i(clamp(k - 1023, 0, 1023));
+    precise double low = v * npvk_f64_pow2i(clamp(k + 600, -1022, 1023));
+    double tiny = npvk_f64_down600(low);
+    return k < -1014 ? tiny : big;                   // below, v * 2^k may be subnormal
+}
+
+// x**n for an integer 2 <= |n| <= 8 (a constant at every call, so the loop
+// unrolls): x = m * 2^e with m in [1, 2); m^|n| is a double-double product
+// chain (about 2^-100 relative, so the one rounding of hi + lo is the correct
+// one but for results that close to a midpoint), for n < 0 its reciprocal by
+// one double-double division, and the power of two is applied exactly.
+// Zeros, subnormal x (whose powers round to 0 or overflow), infinities and
+// NaN take C99's results by selects, not branches (see the design notes).
+double npvk_f64_powi(double x, int n)
+{
+    uint64_t ix = doubleBitsToUint64(x);
+    uint64_t ax = ix & NPVK_F64_ABS_BITS;
+    int e = int(ax >> 52) - 1023;
+    double m = uint64BitsToDouble((ax & NPVK_F64_MANT_BITS) | NPVK_F64_ONE_BITS);
+    int an = abs(n);
+    npvk_f64x2 p = npvk_f64x2(m, 0.0LF);
+    for (int b = (an >= 8 ? 3 : (an >= 4 ? 2 : 1)) - 1; b >= 0; --b) {
+        p = npvk_f64_dd_mul(p, p);
+        if (((an >> b) & 1) != 0)
+            p = npvk_f64_dd_mul(p, npvk_f64x2(m, 0.0LF));
+    }
+    if (n < 0)
+        p = npvk_f64_dd_div(npvk_f64x2(1.0LF, 0.0LF), p);
+    precise double v = p.hi + p.lo;                  // in [1/256, 256]
+    double r = npvk_f64_scale2(v, n * e);
+    // +inf for x = +-inf and n > 0, and for x = +-0 or subnormal and n < 0
+    bool big_result = (n > 0) == (ax == NPVK_F64_EXP_BITS);
+    double edge = big_result ? npvk_f64_inf(false) : 0.0LF;
+    r = (ax >= NPVK_F64_EXP_BITS || e == -1023) ? edge : r;
+    r = ax > NPVK_F64_EXP_BITS ? x : r;              // NaN
+    return (an & 1) != 0 ? npvk_f64_with_sign(r, x) : r;
+}
+
+// pow(x, 0.5): sqrt(x), but +0 at -0 and +inf at -inf as C99's pow gives. A
+// positive subnormal x is scaled up from its bits first, so a driver that
+// flushes float64 subnormals still gets its square root.
+double npvk_f64_pow_half(double x)
+{
+    uint64_t ix = doubleBitsToUint64(x);
+    uint64_t ax = ix & NPVK_F64_ABS_BITS;
+    precise double s = sqrt(x);
+    precise double sub = sqrt(npvk_f64_up600(uint64BitsToDouble(ax))) * npvk_f64_pow2i(-300);
+    s = (ix < NPVK_F64_IMPL_BIT) ? sub : s;           // positive subnormal (or +0)
+    s = (ix > NPVK_F64_SIGN_BITS) ? npvk_f64_nan() : s; // negative (a flushed -subnormal too)
+    return ax == 0UL ? 0.0LF : (ax == NPVK_F64_EXP_BITS ? npvk_f64_inf(false) : s);
 }
 
 // ---------------------------------------------------------------------------

@@ -104,7 +104,7 @@ void main() {
     uint i = gl_GlobalInvocationID.x;
     double x = in_d.a[i];
     double y = in_d2.b[i];
-    uint k = 22u * i;
+    uint k = 25u * i;
     out_d.o[k + 0u] = npvk_exp2_f64(x);
     out_d.o[k + 1u] = npvk_expm1_f64(x);
     out_d.o[k + 2u] = npvk_log2_f64(x);
@@ -127,6 +127,9 @@ void main() {
     out_d.o[k + 19u] = npvk_hypot_f64(x, y);
     out_d.o[k + 20u] = npvk_logaddexp_f64(x, y);
     out_d.o[k + 21u] = npvk_logaddexp2_f64(x, y);
+    out_d.o[k + 22u] = npvk_f64_powi(x, 5);
+    out_d.o[k + 23u] = npvk_f64_powi(x, -3);
+    out_d.o[k + 24u] = npvk_f64_pow_half(x);
 }
 GLSL
 } > "$shader"

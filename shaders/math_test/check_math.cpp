@@ -798,6 +798,62 @@ void testExt(Rng& rng, double scale)
     }
 }
 
+// x**n for a fixed integer n (npvk_f64_powi) and x**0.5 (npvk_f64_pow_half), vs the correctly
+// rounded result. Normal results must be correctly rounded (0 ulp, error <= 0.5 ulp vs exact);
+// subnormal ones, which npvk_f64_down600 rounds twice, may be 1 ulp off.
+template <int N> double oPowi(double x) { return npvk_f64_powi(x, N); }
+template <int N> __float128 qPowi(__float128 x) { return powq(x, (__float128)N); }
+double oPowHalf(double x) { return npvk_f64_pow_half(x); }
+__float128 qPowHalf(__float128 x) { return x == 0 ? (__float128)0 : powq(x, (__float128)0.5); }
+
+void testPowi(Rng& rng, double scale)
+{
+    const ExtFn fns[] = {
+        {"powi(2)", 1, oPowi<2>, qPowi<2>, nullptr, nullptr, 0},
+        {"powi(3)", 1, oPowi<3>, qPowi<3>, nullptr, nullptr, 0},
+        {"powi(4)", 1, oPowi<4>, qPowi<4>, nullptr, nullptr, 0},
+        {"powi(5)", 1, oPowi<5>, qPowi<5>, nullptr, nullptr, 0},
+        {"powi(6)", 1, oPowi<6>, qPowi<6>, nullptr, nullptr, 0},
+        {"powi(7)", 1, oPowi<7>, qPowi<7>, nullptr, nullptr, 0},
+        {"powi(8)", 1, oPowi<8>, qPowi<8>, nullptr, nullptr, 0},
+        {"powi(-2)", 1, oPowi<-2>, qPowi<-2>, nullptr, nullptr, 0},
+        {"powi(-3)", 1, oPowi<-3>, qPowi<-3>, nullptr, nullptr, 0},
+        {"powi(-5)", 1, oPowi<-5>, qPowi<-5>, nullptr, nullptr, 0},
+        {"powi(-8)", 1, oPowi<-8>, qPowi<-8>, nullptr, nullptr, 0},
+        {"pow(.5)", 1, oPowHalf, qPowHalf, nullptr, nullptr, 0},
+    };
+    const int exps[] = {2, 3, 4, 5, 6, 7, 8, -2, -3, -5, -8, 0};
+    const size_t n = scaled(scale, 100000);
+    std::vector<double> sp = specialDoubles();
+    for (size_t j = 0; j < sizeof(exps) / sizeof(exps[0]); ++j) {
+        const int e = exps[j];
+        std::vector<double> xs, ys;
+        auto run = [&](const char* set, double tol) {
+            ExtFn f = fns[j];
+            f.tol = tol;
+            ys.assign(xs.size(), 0.0);
+            runExt(f, set, xs, ys);
+            gResults.back().exactTol = tol == 0 ? 0.501 : tol;
+            xs.clear();
+        };
+        for (double v : sp) xs.push_back(v);
+        run("special values", 1);
+        for (size_t i = 0; i < n; ++i) xs.push_back(rng.uni(-10, 10));
+        run("uniform [-10, 10]", 0);
+        for (size_t i = 0; i < n; ++i) xs.push_back(rng.bitsExp(0, 2046, true));
+        run("random bits, all exponents", 1);
+        if (e == 0) continue;
+        // |x|^n near the ends of the normal range, and subnormal results
+        for (size_t i = 0; i < n; ++i) {
+            double t = rng.u64() & 1 ? rng.uni(-1022, -950) : rng.uni(950, 1024);
+            xs.push_back((rng.u64() & 1 ? -1 : 1) * std::exp2(t / e));
+        }
+        run("results near 2^-1022 and 2^1024", 0);
+        for (size_t i = 0; i < n; ++i) xs.push_back(std::exp2(rng.uni(-1076, -1022) / e));
+        run("subnormal results", 1);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -823,6 +879,7 @@ int main(int argc, char** argv)
     testPow(rng, scale);
     testFmod(rng, scale);
     if (!gNoExt) testExt(rng, scale);
+    testPowi(rng, scale);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
 #ifdef NPVK_F64_USE_FMA

@@ -38,6 +38,7 @@ inline float uintBitsToFloat(uint x) { float r; std::memcpy(&r, &x, 4); return r
 
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
+inline int clamp(int x, int lo, int hi) { return x < lo ? lo : (x > hi ? hi : x); }
 // fma(): ::fma from <math.h> (correctly rounded, like GLSL fma on real hardware).
 inline int findLSB(uint v) { return v ? __builtin_ctz(v) : -1; }
 inline int findMSB(uint v) { return v ? 31 - __builtin_clz(v) : -1; }

@@ -183,12 +183,41 @@ TEST(CompileKernels, GeneratedExpressions) {
             std::string::npos);
   EXPECT_NE(glsl(NPVK_OP_LOG1P, {NPVK_FLOAT64, NPVK_FLOAT64}).find("a0 == double(-1)"),
             std::string::npos);
+  EXPECT_NE(
+      glsl(NPVK_OP_POWER, {NPVK_FLOAT64, NPVK_FLOAT64, NPVK_FLOAT64}).find("npvk_pow_f64(a0, a1)"),
+      std::string::npos);
   EXPECT_TRUE(needs_float64(
       SingleOp(op_info(NPVK_OP_SIN), {NPVK_FLOAT32, NPVK_FLOAT32}, false).steps[0].op));
   EXPECT_FALSE(needs_float64(
       SingleOp(op_info(NPVK_OP_ADD), {NPVK_FLOAT32, NPVK_FLOAT32, NPVK_FLOAT32}, false)
           .steps[0]
           .op));
+}
+
+// A power with a fixed exponent calls its own routine, for every float loop,
+// and each form compiles.
+TEST(CompileKernels, FixedExponentPowers) {
+  const FixedExponent forms[] = {{FixedExponent::Integer, 3},
+                                 {FixedExponent::Integer, -1},
+                                 {FixedExponent::Integer, -8},
+                                 {FixedExponent::Half, 0}};
+  const char *calls[] = {"npvk_f64_powi(", "(1.0LF / ", "npvk_f64_powi(", "npvk_f64_pow_half("};
+  std::vector<Job> jobs;
+  for (npvk_op op : {NPVK_OP_POWER, NPVK_OP_FLOAT_POWER})
+    for (npvk_dtype d : {NPVK_FLOAT16, NPVK_FLOAT32, NPVK_FLOAT64}) {
+      if (op == NPVK_OP_FLOAT_POWER && d == NPVK_FLOAT16) continue;  // no such loop
+      for (size_t f = 0; f < 4; ++f) {
+        FusedKernelSpec spec = SingleOp(op_info(op), {d, d, d}, false);
+        spec.steps[0].op.operands[1].scalar = spec.slots[1].scalar = true;
+        spec.steps[0].op.exponent = forms[f];
+        const std::string source = generate_glsl(spec);
+        EXPECT_NE(source.find(calls[f]), std::string::npos) << spec.key();
+        EXPECT_EQ(source.find("npvk_pow_f64(a"), std::string::npos) << spec.key();
+        jobs.push_back({spec.key(), source});
+      }
+    }
+  const std::vector<std::string> failures = CompileAll(jobs);
+  EXPECT_TRUE(failures.empty()) << failures.front();
 }
 
 }  // namespace

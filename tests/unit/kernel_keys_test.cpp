@@ -2,9 +2,13 @@
 // must not change unless a kernel's code does.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+
 #include "compile/kernel_spec.hpp"
 #include "compile/matmul.hpp"
 #include "compile/reduction.hpp"
+#include "compile/view.hpp"
 
 namespace npvk {
 namespace {
@@ -29,6 +33,50 @@ TEST(KernelKeys, SingleOps) {
   EXPECT_EQ(divmod.key(), "divmod(i1,i1)->i1,i1/r3");
   EXPECT_EQ(Spec(NPVK_OP_CAST, {NPVK_FLOAT16}, {NPVK_UINT64}).key(), "cast(f2)->u8/c");
   EXPECT_EQ(Spec(NPVK_OP_LESS, {NPVK_INT64, NPVK_UINT64}, {NPVK_BOOL}).key(), "less(i8,u8)->b1/c");
+}
+
+TEST(KernelKeys, FixedExponent) {
+  KernelSpec pow = Spec(NPVK_OP_POWER, {NPVK_FLOAT64, NPVK_FLOAT64}, {NPVK_FLOAT64});
+  pow.operands[1].scalar = true;
+  EXPECT_EQ(pow.key(), "power(f8,f8s)->f8/c");
+  auto form = [&](npvk_dtype dtype, uint64_t bits) {
+    View v;
+    v.scalar = true;
+    v.dtype = dtype;
+    v.scalar_bits = bits;
+    return fixed_exponent_of(pow, v);
+  };
+  auto f8 = [](double d) {
+    uint64_t b;
+    std::memcpy(&b, &d, 8);
+    return b;
+  };
+  pow.exponent = form(NPVK_FLOAT64, f8(3.0));
+  EXPECT_EQ(pow.key(), "power^3(f8,f8s)->f8/c");
+  EXPECT_EQ(form(NPVK_FLOAT64, f8(-2.0)).key_suffix(), "^-2");
+  EXPECT_EQ(form(NPVK_FLOAT64, f8(0.5)).key_suffix(), "^0.5");
+  EXPECT_EQ(form(NPVK_FLOAT32, 0x40000000u).key_suffix(), "^2");  // 2.0f
+  EXPECT_EQ(form(NPVK_FLOAT16, 0x4600u).key_suffix(), "^6");      // 6.0 in half
+  // The general pow for everything else: other values, NaN, array exponents.
+  for (double y : {0.0, 1.0, 9.0, -9.0, 2.5, -0.5, std::nan("")})
+    EXPECT_EQ(form(NPVK_FLOAT64, f8(y)).kind, FixedExponent::None) << y;
+  View array = {};
+  EXPECT_EQ(fixed_exponent_of(pow, array).kind, FixedExponent::None);
+  KernelSpec ints = Spec(NPVK_OP_POWER, {NPVK_INT64, NPVK_INT64}, {NPVK_INT64});
+  ints.operands[1].scalar = true;
+  View three;
+  three.scalar = true;
+  three.dtype = NPVK_INT64;
+  three.scalar_bits = 3;
+  EXPECT_EQ(fixed_exponent_of(ints, three).kind, FixedExponent::None);
+  // In a fused kernel the form follows the op's name.
+  FusedKernelSpec s;
+  s.slots = {{NPVK_FLOAT64, false, true}, {NPVK_FLOAT64, true, true}};
+  FusedKernelSpec::Step step;
+  step.op = pow;
+  step.slot[0] = 0, step.slot[1] = 1, step.slot[2] = 0;
+  s.steps = {step};
+  EXPECT_EQ(s.key(), "s:f8,f8s|power^3(0,1)->0/c");
 }
 
 TEST(KernelKeys, Fused) {
