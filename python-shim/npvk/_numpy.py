@@ -22,6 +22,19 @@ else:
     from numpy.core import multiarray, umath  # noqa: F401
 
 
+def _power_half_is_sqrt(dtype):
+    """Whether NumPy's float loop of power computes x**0.5 (a scalar
+    exponent) as sqrt(x): NumPy 2.1 and later do on CPUs with AVX-512, where
+    power(-inf, 0.5) is nan, not C's pow result inf. Asked of NumPy itself,
+    at import (before npvk replaces any loop)."""
+    with _np.errstate(all="ignore"):
+        x = _np.full(16, -_np.inf, dtype=dtype)
+        return bool(_np.isnan(_np.power(x, dtype(0.5))).all())
+
+
+POWER_HALF_IS_SQRT = (_power_half_is_sqrt(_np.float32), _power_half_is_sqrt(_np.float64))
+
+
 def promotion_state():
     """'legacy' (value-based casting: NumPy 1.x's default), 'weak' (NEP 50:
     NumPy 2, or NPY_PROMOTION_STATE=weak on 1.24-1.26) or 'weak_and_warn'."""
@@ -38,6 +51,7 @@ def install(native):
     """Tells the shim NumPy's version, and its promotion state now and
     whenever np._set_promotion_state (NumPy 1.24-2.1) changes it."""
     native.set_numpy_version(*VERSION)
+    native.set_power_half_is_sqrt(*POWER_HALF_IS_SQRT)
     native.set_promotion(promotion_state())
     setter = getattr(_np, "_set_promotion_state", None)
     if setter is None or getattr(setter, "_npvk", False):

@@ -161,6 +161,14 @@ PyObject *py_set_promotion(PyObject *, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
+PyObject *py_set_power_half_is_sqrt(PyObject *, PyObject *args) {
+  int f4 = 0, f8 = 0;
+  if (!PyArg_ParseTuple(args, "pp", &f4, &f8)) return nullptr;
+  settings().power_half_is_sqrt_f4 = f4 != 0;
+  settings().power_half_is_sqrt_f8 = f8 != 0;
+  Py_RETURN_NONE;
+}
+
 PyObject *py_set_numpy_version(PyObject *, PyObject *args) {
   int major = 0, minor = 0;
   if (!PyArg_ParseTuple(args, "ii", &major, &minor)) return nullptr;
@@ -280,6 +288,8 @@ PyMethodDef g_methods[] = {
     {"set_min_bytes", py_set_min_bytes, METH_O, "set NPVK_MIN_BYTES"},
     {"set_strict_errors", py_set_strict_errors, METH_O,
      "the error state or warnings filters need NumPy's own loops"},
+    {"set_power_half_is_sqrt", py_set_power_half_is_sqrt, METH_VARARGS,
+     "set_power_half_is_sqrt(float32, float64): whether NumPy's power(x, 0.5) loop is sqrt(x)"},
     {"set_numpy_version", py_set_numpy_version, METH_VARARGS,
      "set_numpy_version(major, minor): the NumPy whose loops npvk stands in for"},
     {"set_promotion", py_set_promotion, METH_O,

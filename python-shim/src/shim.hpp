@@ -40,6 +40,12 @@ struct Settings {
   // does npvk's device loop, which differs only for zeros of opposite sign.
   // Under 2.5 those calls stay on NumPy's path.
   std::atomic<bool> half_nextafter_returns_y{false};
+  // NumPy 2.1 and later, on CPUs with AVX-512, compute np.power(x, 0.5) for
+  // float32/float64 with a scalar exponent as sqrt(x): -0.0 and -inf give
+  // -0.0 and nan there, not C's pow results (0.0, inf) that npvk's device
+  // loop gives. npvk/_numpy.py asks NumPy which it does; such calls stay on
+  // NumPy's path where it is sqrt (x ** 0.5 is sqrt in every NumPy anyway).
+  std::atomic<bool> power_half_is_sqrt_f4{false}, power_half_is_sqrt_f8{false};
 };
 
 // Whether a float clip with both bounds scalar (`low`, `high`) needs NumPy

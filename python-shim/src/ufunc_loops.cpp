@@ -109,6 +109,23 @@ bool scalar_zero_clip_bound(const Slot &s, char **args, const npy_intp *steps) {
   return clip_needs_numpy(bound[0], bound[1]);
 }
 
+// np.power(x, 0.5) with a scalar exponent, in a NumPy whose loop computes it
+// as sqrt (Settings::power_half_is_sqrt_f4/f8).
+bool numpy_power_half_is_sqrt(const Slot &s, char **args, const npy_intp *steps) {
+  if (s.op != NPVK_OP_POWER || steps[1] != 0) return false;
+  if (s.dtypes[1] == NPVK_FLOAT64 && settings().power_half_is_sqrt_f8) {
+    double y = 0;
+    std::memcpy(&y, args[1], sizeof y);
+    return y == 0.5;
+  }
+  if (s.dtypes[1] == NPVK_FLOAT32 && settings().power_half_is_sqrt_f4) {
+    float y = 0;
+    std::memcpy(&y, args[1], sizeof y);
+    return y == 0.5f;
+  }
+  return false;
+}
+
 // NumPy's signed integer power loop raises ValueError for a negative
 // exponent, which only the original loop can do. Reading the exponents may
 // fault on device-owned memory; that is handled.
@@ -162,6 +179,7 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
     if (steps[k] == 0) return "reduction";  // an accumulating output
   if (negative_int_exponent(s, args, n, steps)) return "negative exponent";
   if (scalar_zero_clip_bound(s, args, steps)) return "zero clip bound";
+  if (numpy_power_half_is_sqrt(s, args, steps)) return "power 0.5 is sqrt in this NumPy";
   if (s.op == NPVK_OP_NEXTAFTER && s.dtypes[0] == NPVK_FLOAT16 &&
       settings().half_nextafter_returns_y)
     return "float16 nextafter of NumPy 2.5";

@@ -14,6 +14,7 @@ ULP, the float32 result rounded once more (as npvk_testlib.ulp_tolerance)."""
 import numpy as np
 import pytest
 
+from npvk._numpy import POWER_HALF_IS_SQRT
 from npvk_testlib import assert_same, run_both_warned
 
 EXPONENTS = [2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -5, -8, 0.5]
@@ -48,8 +49,14 @@ def test_power_with_a_fixed_exponent_matches_numpy(dtype, exponent, spelling):
     actual, expected, delta = run_both_warned(fn, x)
     assert_same(actual, expected, ulps=1 if dtype == "f2" else 2,
                 context=f"{spelling} {dtype} ** {exponent}")
-    assert delta.fallbacks() == 0
-    assert delta.device_ops >= 1
+    # NumPy 2.1+'s AVX-512 loops compute np.power(x, 0.5) as sqrt(x): npvk
+    # leaves those calls to NumPy (x ** 0.5 is sqrt everywhere: it runs).
+    sqrt_like = dtype in ("f4", "f8") and POWER_HALF_IS_SQRT[dtype == "f8"]
+    if spelling == "np.power" and exponent == 0.5 and sqrt_like:
+        assert delta.fallbacks("power", "power 0.5 is sqrt in this NumPy") >= 1
+    else:
+        assert delta.fallbacks() == 0
+        assert delta.device_ops >= 1
 
 
 def test_float_power_and_float32_exponent():
