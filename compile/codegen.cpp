@@ -54,8 +54,23 @@ std::string generate_glsl(const FusedKernelSpec &s) {
 
   // Slots past the push constants come first in the argument table.
   const uint32_t extra = nslots > kPushSlots ? nslots - kPushSlots : 0;
+  // Each subgroup sweeps one contiguous run of the elements, its lanes side
+  // by side, rather than a grid-stride loop: CPU drivers run few workgroups,
+  // so a grid-stride invocation visits elements about a megabyte apart, each
+  // visit a new page and a cold prefetch stream. Runs are whole multiples of
+  // the subgroup size and disjoint, so every element is visited once for any
+  // subgroup size and any mapping of invocations to subgroups; the loop that
+  // recomputes FP flags revisits the same run in the same invocation.
   out << "void main() {\n"
-      << "  const uint64_t step = uint64_t(gl_NumWorkGroups.x) * " << kWorkgroupSize << "ul;\n";
+      << "  const uint64_t subgroups = uint64_t(gl_NumWorkGroups.x) * gl_NumSubgroups;\n"
+      << "  const uint64_t lanes = uint64_t(gl_SubgroupSize);\n"
+      << "  const uint64_t run = ((pc.count + subgroups - 1ul) / subgroups + lanes - 1ul) / lanes "
+         "* "
+         "lanes;\n"
+      << "  const uint64_t first = (uint64_t(gl_WorkGroupID.x) * gl_NumSubgroups + gl_SubgroupID) "
+         "* "
+         "run;\n"
+      << "  const uint64_t end = min(first + run, pc.count);\n";
   if (extra || !s.contiguous) out << "  Meta m = Meta(pc.meta);\n";
   // Each slot's address or scalar bits, and the value of scalars, once per
   // invocation; memory values per element.
@@ -108,7 +123,7 @@ std::string generate_glsl(const FusedKernelSpec &s) {
   if (any_rare_flags) out << "  uint nonfinite = 0u;\n";
 
   auto emit_loop = [&](bool rare) {
-    out << "  for (uint64_t i = uint64_t(gl_GlobalInvocationID.x); i < pc.count; i += step) {\n";
+    out << "  for (uint64_t i = first + gl_SubgroupInvocationID; i < end; i += lanes) {\n";
     std::vector<std::string> offset(nslots, "i");
     if (!s.contiguous) {
       // Shape, then each slot's element strides, as the planner merged them.

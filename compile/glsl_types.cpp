@@ -128,6 +128,7 @@ void emit_prologue(std::ostringstream &out, const std::string &key,
          "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
          "#extension GL_EXT_shader_8bit_storage : require\n"
          "#extension GL_EXT_shader_16bit_storage : require\n"
+         "#extension GL_KHR_shader_subgroup_basic : require\n"
       << "layout(local_size_x = " << kWorkgroupSize << ") in;\n";
   for (npvk_dtype d : stored) {
     const DtypeInfo &di = dtype_info(d);
