@@ -196,9 +196,11 @@ std::vector<vk::Dispatch> Context::bind(const std::vector<PlannedKernel> &kernel
   const RecordLimits &limits = recorder_->limits();
   std::vector<vk::Dispatch> batch;
   batch.reserve(kernels.size());
-  std::vector<DispatchArgs> args;
+  std::vector<std::vector<DispatchArgs>> args_of(kernels.size());
+  std::vector<KernelStore::Wanted> wanted;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const PlannedKernel &k = kernels[i];
+    std::vector<DispatchArgs> &args = args_of[i];
     BindTarget target;
     target.address = [&k](size_t slot) {
       const View &v = *k.slots[slot].view;
@@ -210,14 +212,19 @@ std::vector<vk::Dispatch> Context::bind(const std::vector<PlannedKernel> &kernel
     target.max_group_count = device_->info().max_workgroup_count_x;
     target.preferred_groups = limits.max_groups;
     target.loop_budget = limits.loop_budget;
-    args.clear();
     if (k.standalone)
       k.standalone->bind(k, target, args);
     else
       args.push_back(bind_elementwise(k, target));
+    for (const DispatchArgs &a : args) wanted.push_back({a.key, a.source});
+  }
+  // Compiled here, all at once, before the pages open up for the device
+  // (before_flush).
+  kernels_->prepare(wanted);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const PlannedKernel &k = kernels[i];
     first_dispatch.push_back(batch.size());
-    // Compiled here, before the pages open up for the device (before_flush).
-    for (DispatchArgs &a : args) {
+    for (DispatchArgs &a : args_of[i]) {
       vk::Dispatch d;
       d.pipeline = kernels_->pipeline(a.key, a.source);
       d.push = a.push;

@@ -1,8 +1,13 @@
 #include "runtime/kernel_store.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <fstream>
 #include <iterator>
+#include <thread>
+#include <unordered_set>
 
 #include "base/error.hpp"
 #include "base/hash.hpp"
@@ -46,7 +51,8 @@ VkPipeline KernelStore::pipeline(const std::string &key,
                                  const std::function<std::string()> &source) {
   auto it = kernels_.find(key);
   if (it != kernels_.end()) {
-    ++stats_.kernel_cache_hits;
+    // A kernel prepare() just built is a build, not a hit, the first time.
+    if (!prepared_.erase(key)) ++stats_.kernel_cache_hits;
     return it->second;
   }
   auto start = std::chrono::steady_clock::now();
@@ -54,7 +60,9 @@ VkPipeline KernelStore::pipeline(const std::string &key,
   if (scope.tracing()) scope.set_args("\"kernel\":\"" + json_escape(key) + "\"");
   if (fault::fire(fault::Kind::Compile))
     fail(NPVK_ERR_COMPILE, "kernel compilation failed (injected by NPVK_FAULT=compile)");
-  std::vector<uint32_t> spirv = spirv_for(source(), key);
+  bool from_disk = false;
+  std::vector<uint32_t> spirv = spirv_for(source(), key, from_disk);
+  ++(from_disk ? stats_.disk_cache_hits : stats_.kernels_compiled);
   VkPipeline pipeline = pipelines_->create(spirv);
   ++stats_.pipelines_created;
   stats_.compile_seconds +=
@@ -62,7 +70,67 @@ VkPipeline KernelStore::pipeline(const std::string &key,
   return kernels_.emplace(key, pipeline).first->second;
 }
 
-std::vector<uint32_t> KernelStore::spirv_for(std::string source, const std::string &key) {
+void KernelStore::prepare(const std::vector<Wanted> &wanted) {
+  struct Job {
+    std::string key, source;
+    bool from_disk = false;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    std::exception_ptr error;
+  };
+  std::vector<Job> jobs;
+  std::unordered_set<std::string> seen;
+  for (const Wanted &w : wanted)
+    if (!kernels_.count(w.key) && seen.insert(w.key).second) jobs.push_back({w.key, ""});
+  // One at a time costs nothing extra: pipeline() builds it when asked.
+  const size_t threads =
+      std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  if (threads < 2) return;
+  auto start = std::chrono::steady_clock::now();
+  Profiler::Scope scope(profiler_, Phase::Compile);
+  if (scope.tracing()) scope.set_args("\"kernels\":" + std::to_string(jobs.size()));
+  for (Job &job : jobs) {
+    // Injected failures and the sources, in order, on this thread.
+    if (fault::fire(fault::Kind::Compile))
+      fail(NPVK_ERR_COMPILE, "kernel compilation failed (injected by NPVK_FAULT=compile)");
+    for (const Wanted &w : wanted)
+      if (w.key == job.key) {
+        job.source = w.source();
+        break;
+      }
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      Job &job = jobs[i];
+      try {
+        job.pipeline = pipelines_->create(spirv_for(job.source, job.key, job.from_disk));
+      } catch (...) {
+        job.error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread &t : helpers) t.join();
+  std::exception_ptr first_error;
+  for (Job &job : jobs) {
+    if (job.error) {
+      if (!first_error) first_error = job.error;
+      continue;
+    }
+    ++(job.from_disk ? stats_.disk_cache_hits : stats_.kernels_compiled);
+    ++stats_.pipelines_created;
+    kernels_.emplace(job.key, job.pipeline);
+    prepared_.insert(job.key);
+  }
+  stats_.compile_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+std::vector<uint32_t> KernelStore::spirv_for(std::string source, const std::string &key,
+                                             bool &from_disk) {
   // For kernel work: dump every generated source, and let a hand-edited one
   // stand in for it (see docs/architecture.md). Fused keys are long, so
   // files are named by a hash of the key.
@@ -84,7 +152,7 @@ std::vector<uint32_t> KernelStore::spirv_for(std::string source, const std::stri
   if (auto cached = cache_->load_spirv(cache_key)) {
     try {
       vk::check_push_layout(*cached, expected_push_layout());
-      ++stats_.disk_cache_hits;
+      from_disk = true;
       return *cached;
     } catch (const Error &) {
       // A damaged entry that still had a valid checksum: rebuild it below.
@@ -92,7 +160,7 @@ std::vector<uint32_t> KernelStore::spirv_for(std::string source, const std::stri
   }
   std::vector<uint32_t> spirv = vk::compile_glsl(source, key);
   vk::check_push_layout(spirv, expected_push_layout());
-  ++stats_.kernels_compiled;
+  from_disk = false;
   cache_->store_spirv(cache_key, spirv);
   return spirv;
 }
@@ -104,6 +172,7 @@ void KernelStore::save() {
 void KernelStore::release() {
   for (auto &entry : kernels_) pipelines_->destroy(entry.second);
   kernels_.clear();
+  prepared_.clear();
   pipelines_.reset();
 }
 
@@ -111,6 +180,7 @@ void KernelStore::abandon() {
   // Leak on purpose: destroying Vulkan objects in a forked child can hang or
   // corrupt the parent's device state.
   kernels_.clear();
+  prepared_.clear();
   pipelines_.release();
   cache_.release();
 }

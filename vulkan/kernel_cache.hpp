@@ -3,6 +3,7 @@
 // entry is reported as a miss (and counted), then rebuilt and overwritten.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,7 +33,7 @@ class KernelCache {
   std::optional<std::vector<uint8_t>> read_entry(const std::string &path, const Hash128 &key);
   void write_entry(const std::string &path, const Hash128 &key, const void *data, size_t size);
   std::string dir_;
-  uint64_t rejects_ = 0;
+  std::atomic<uint64_t> rejects_{0};  // loads may run on several threads
 };
 
 // NPVK_CACHE_DIR, else $XDG_CACHE_HOME/npvk, else $HOME/.cache/npvk, read
