@@ -57,20 +57,22 @@ std::string generate_glsl(const FusedKernelSpec &s) {
   // Each subgroup sweeps one contiguous run of the elements, its lanes side
   // by side, rather than a grid-stride loop: CPU drivers run few workgroups,
   // so a grid-stride invocation visits elements about a megabyte apart, each
-  // visit a new page and a cold prefetch stream. Runs are whole multiples of
-  // the subgroup size and disjoint, so every element is visited once for any
-  // subgroup size and any mapping of invocations to subgroups; the loop that
-  // recomputes FP flags revisits the same run in the same invocation.
+  // visit a new page and a cold prefetch stream. Each workgroup takes a block
+  // of a multiple of 128 elements (the workgroup size, a multiple of every
+  // subgroup size up to it) and splits it evenly between its subgroups, so
+  // runs are disjoint and whole multiples of the lanes, whatever the subgroup
+  // size and however invocations map to subgroups (a subgroup wider than the
+  // workgroup has 128 lanes in use). The loop that recomputes FP flags
+  // revisits the same run in the same invocation.
   out << "void main() {\n"
-      << "  const uint64_t subgroups = uint64_t(gl_NumWorkGroups.x) * gl_NumSubgroups;\n"
-      << "  const uint64_t lanes = uint64_t(gl_SubgroupSize);\n"
-      << "  const uint64_t run = ((pc.count + subgroups - 1ul) / subgroups + lanes - 1ul) / lanes "
-         "* "
-         "lanes;\n"
-      << "  const uint64_t first = (uint64_t(gl_WorkGroupID.x) * gl_NumSubgroups + gl_SubgroupID) "
-         "* "
-         "run;\n"
-      << "  const uint64_t end = min(first + run, pc.count);\n";
+      << "  const uint64_t groups = uint64_t(gl_NumWorkGroups.x);\n"
+      << "  const uint64_t block = ((pc.count + groups - 1ul) / groups + " << (kWorkgroupSize - 1)
+      << "ul) / " << kWorkgroupSize << "ul * " << kWorkgroupSize << "ul;\n"
+      << "  const uint64_t part = block / uint64_t(gl_NumSubgroups);\n"
+      << "  const uint64_t lanes = uint64_t(min(gl_SubgroupSize, " << kWorkgroupSize << "u));\n"
+      << "  const uint64_t first = uint64_t(gl_WorkGroupID.x) * block + uint64_t(gl_SubgroupID) * "
+         "part;\n"
+      << "  const uint64_t end = min(first + part, pc.count);\n";
   if (extra || !s.contiguous) out << "  Meta m = Meta(pc.meta);\n";
   // Each slot's address or scalar bits, and the value of scalars, once per
   // invocation; memory values per element.
