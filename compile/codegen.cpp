@@ -120,6 +120,10 @@ std::string generate_glsl(const FusedKernelSpec &s) {
       any_rare_flags |= float_flags(st.op) && !tainted_step[j];
     }
   }
+  std::vector<bool> watched(s.steps.size());
+  for (size_t j = 0; j < s.steps.size(); ++j)
+    watched[j] = float_flags(s.steps[j].op) && !tainted_step[j];
+  const std::vector<bool> tested = glsl::nonfinite_tested(s, watched);
   for (size_t j = 0; j < s.steps.size(); ++j)
     if (float_flags(s.steps[j].op)) out << "  uint fl" << j << " = 0u;\n";
   if (any_rare_flags) out << "  uint nonfinite = 0u;\n";
@@ -218,7 +222,8 @@ std::string generate_glsl(const FusedKernelSpec &s) {
                      "fl" + std::to_string(j))
               << "    }\n";
       } else if (float_flags(op)) {
-        for (uint32_t k = op.nin; k < op.count(); ++k)
+        // A result not tested reaches one that is (nonfinite_tested).
+        for (uint32_t k = op.nin; k < op.count() && tested[j]; ++k)
           out << "    nonfinite |= uint(!"
               << is_finite(dtype_info(op.operands[k].dtype), results[k - op.nin]) << ");\n";
       } else if (!rare) {

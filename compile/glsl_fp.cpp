@@ -2,6 +2,8 @@
 // tests, and each op's flag code after its row's FpRule and pole
 // (compile/ops.cpp; docs/architecture.md, "FP exceptions").
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "compile/dtype.hpp"
 #include "compile/glsl_parts.hpp"
@@ -116,6 +118,69 @@ std::string fp_flags_publish(const std::string &acc, const std::string &flags) {
   return "  {\n    uint f = ((" + acc + " & 2u) != 0u ? 2u : 0u) | ((" + acc +
          " & 12u) != 0u ? 8u : 0u) | ((" + acc + " & 16u) != 0u ? 1u : 0u);\n" +
          "    if (f != 0u) atomicOr(FpFlags(" + flags + ").v, f);\n  }\n";
+}
+
+bool carries_nonfinite(const KernelSpec &op, uint32_t input) {
+  switch (op.op) {
+    case NPVK_OP_ADD:
+    case NPVK_OP_SUBTRACT:
+    case NPVK_OP_MULTIPLY:
+    case NPVK_OP_HYPOT:  // hypot(inf, NaN) is inf
+      return true;
+    case NPVK_OP_TRUE_DIVIDE:  // x / inf is 0
+    case NPVK_OP_COPYSIGN:
+      return input == 0;
+    case NPVK_OP_NEGATIVE:
+    case NPVK_OP_POSITIVE:
+    case NPVK_OP_ABSOLUTE:
+    case NPVK_OP_FABS:
+    case NPVK_OP_SQUARE:
+    case NPVK_OP_SQRT:  // sqrt(-inf) is NaN
+    case NPVK_OP_CBRT:
+    case NPVK_OP_RINT:
+    case NPVK_OP_FLOOR:
+    case NPVK_OP_CEIL:
+    case NPVK_OP_TRUNC:
+    case NPVK_OP_LOG:  // log(-inf) is NaN
+    case NPVK_OP_LOG2:
+    case NPVK_OP_LOG10:
+    case NPVK_OP_LOG1P:
+    case NPVK_OP_DEG2RAD:
+    case NPVK_OP_RAD2DEG:
+      return true;
+    case NPVK_OP_POWER:
+    case NPVK_OP_FLOAT_POWER:
+      // inf**n, (-inf)**0.5 and NaN**n are not finite; x**-1 of inf is 0,
+      // and the general pow has x**0 == 1.
+      return input == 0 && (op.exponent.kind == FixedExponent::Half ||
+                            (op.exponent.kind == FixedExponent::Integer && op.exponent.n > 0));
+    default:
+      return false;
+  }
+}
+
+std::vector<bool> nonfinite_tested(const FusedKernelSpec &s, const std::vector<bool> &checked) {
+  const size_t n = s.steps.size();
+  // Who reads each step's result: (reading step, its input), in order.
+  std::vector<std::vector<std::pair<size_t, uint32_t>>> readers(n);
+  std::vector<long> writer(s.slots.size(), -1);  // -1: loaded, not computed
+  for (size_t c = 0; c < n; ++c) {
+    const FusedKernelSpec::Step &st = s.steps[c];
+    for (uint32_t k = 0; k < st.op.nin; ++k)
+      if (writer[st.slot[k]] >= 0) readers[size_t(writer[st.slot[k]])].push_back({c, k});
+    for (uint32_t k = st.op.nin; k < st.op.count(); ++k) writer[st.slot[k]] = long(c);
+  }
+  std::vector<bool> tested(n, false), detected(n, false);
+  for (size_t j = n; j-- > 0;) {
+    bool carried = false;
+    // A reader covers one output only, so ops with two keep their tests.
+    for (const auto &[c, k] : readers[j])
+      carried = carried || (s.steps[j].op.nout == 1 && checked[c] && detected[c] &&
+                            carries_nonfinite(s.steps[c].op, k));
+    tested[j] = checked[j] && !carried;
+    detected[j] = tested[j] || carried;
+  }
+  return tested;
 }
 
 }  // namespace npvk::glsl

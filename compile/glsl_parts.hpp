@@ -60,6 +60,18 @@ std::string fp_flags_accumulate(const KernelSpec &s, const std::vector<std::stri
 // Turns `acc` into NumPy's flag bits and ORs them into the word at `flags`.
 std::string fp_flags_publish(const std::string &acc, const std::string &flags);
 
+// Whether the op's float result is an infinity or a NaN whenever its input
+// `input` is one, whatever its other inputs are (x + y, x / y for x, log x,
+// x**3, but not x / y for y, exp x or where). Unlisted ops: false.
+bool carries_nonfinite(const KernelSpec &op, uint32_t input);
+// The steps of a fused kernel whose results the main loop tests for a
+// non-finite value. `checked[j]`: step j's result is one to watch (a float
+// op with flags, not recomputed branch-free). A result that a later watched
+// step reads through an input that carries non-finite values, and whose
+// own result is tested or carried on in turn, needs no test of its own:
+// its infinity or NaN reaches a tested value.
+std::vector<bool> nonfinite_tested(const FusedKernelSpec &s, const std::vector<bool> &checked);
+
 // Which shader templates a kernel's ops need, each emitted once.
 struct Templates {
   bool math_f64 = false;

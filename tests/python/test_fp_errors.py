@@ -25,6 +25,13 @@ def _float(v, dtype=np.float64):
     return np.full(N, v, dtype=dtype)
 
 
+FUSED = 1 << 17
+
+
+def _fused(v):
+    return np.full(FUSED, v)
+
+
 def _int_min(dtype):
     return np.full(N, np.iinfo(dtype).min, dtype=dtype)
 
@@ -110,6 +117,18 @@ CASES = {
     "chain_overflow_then_invalid": _chain_overflow_then_invalid,
     "accumulate_after_pole": _accumulate_after_pole,
     "accumulate_overflow_in_place": _accumulate_overflow_in_place,
+    # Fused chains (FUSED elements: fusion starts at 65536) whose non-finite
+    # value is absorbed by a later op: the main loop tests only results no
+    # later op carries an infinity or NaN from (compile/glsl_fp.cpp,
+    # nonfinite_tested), so these must keep theirs.
+    "overflow_absorbed_by_a_divisor": lambda: 1.0 / (_fused(1e308) * 10.0),
+    "overflow_absorbed_by_exp": lambda: np.exp(-(_fused(1e308) * 10.0)),
+    "overflow_absorbed_by_where": lambda: np.where(_fused(1.0) > 2.0, _fused(1e308) * 10.0, 1.0),
+    "pole_absorbed_by_maximum": lambda: np.maximum(np.log(_fused(0.0) * 1.0), 0.0),
+    "invalid_absorbed_by_a_comparison": lambda: np.sqrt(_fused(1.0) - 2.0) > 0.0,
+    "overflow_carried_to_the_result": lambda: ((_fused(1e308) * 10.0) - 1.0) * 2.0 + 3.0,
+    "overflow_of_a_cube_absorbed": lambda: 1.0 / (_fused(1e200) * 1.0) ** 3,
+    "inverse_absorbs_an_overflow": lambda: (_fused(1e308) * 10.0) ** -1.0 + 1.0,
 }
 
 
