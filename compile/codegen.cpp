@@ -10,6 +10,7 @@
 #include "base/error.hpp"
 #include "compile/dtype.hpp"
 #include "compile/glsl_parts.hpp"
+#include "compile/kernel_abi.hpp"
 #include "compile/ops.hpp"
 
 namespace npvk {
@@ -251,11 +252,16 @@ std::string generate_glsl(const FusedKernelSpec &s) {
     }
     out << "  }\n";
   };
-  emit_loop(false);
-  if (any_rare_flags) {
+  using FlagsLoop = FusedKernelSpec::FlagsLoop;
+  if (s.flags_loop != FlagsLoop::FlagsPass) emit_loop(false);
+  if (any_rare_flags && s.flags_loop == FlagsLoop::InKernel) {
     out << "  if (nonfinite != 0u) {\n";
     emit_loop(true);
     out << "  }\n";
+  } else if (any_rare_flags && s.flags_loop == FlagsLoop::Deferred) {
+    out << "  if (nonfinite != 0u) atomicOr(FpFlags(pc.flags).v, " << kFlagsPassWanted << "u);\n";
+  } else if (any_rare_flags) {
+    emit_loop(true);  // the flags pass: every element, the operands as the kernel read them
   }
   for (size_t j = 0; j < s.steps.size(); ++j)
     if (float_flags(s.steps[j].op))

@@ -29,6 +29,11 @@ struct PushConstants {
 static_assert(sizeof(PushConstants) == 128, "PushConstants must match the GLSL block");
 
 constexpr uint32_t kWorkgroupSize = 128;
+// Set in a fused kernel's first FP exception word by an invocation that saw
+// a NaN or an infinity, where the kernel leaves each op's flags to a
+// separate flags pass (FusedKernelSpec::FlagsLoop::Deferred). Not a
+// NumPy flag bit (npvk_fp_flag uses 1..8).
+constexpr uint32_t kFlagsPassWanted = 0x40000000u;
 
 // What PushConstants::operand[i] holds in a reduction or scan kernel
 // (compile/reduce_codegen.cpp reads them, compile/families/reduce.cpp fills

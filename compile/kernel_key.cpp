@@ -41,7 +41,10 @@ std::string FusedKernelSpec::key() const {
       k += std::to_string(steps[j].slot[i]);
     }
   }
-  return k + (contiguous ? "/c" : "/r" + std::to_string(rank) + (narrow_index ? "n" : ""));
+  const char *flags = flags_loop == FlagsLoop::Deferred    ? "/fd"
+                      : flags_loop == FlagsLoop::FlagsPass ? "/fp"
+                                                           : "";
+  return k + (contiguous ? "/c" : "/r" + std::to_string(rank) + (narrow_index ? "n" : "")) + flags;
 }
 
 }  // namespace npvk

@@ -60,6 +60,19 @@ struct FusedKernelSpec {
   // 32-bit division, which CPU drivers vectorise (64-bit division they
   // call a library routine for, lane by lane).
   bool narrow_index = false;
+  // Where each op's flags are computed for the invocations whose results
+  // were not all finite (generate_glsl): in a second loop of the kernel, or
+  // in a separate flags kernel dispatched only after a kernel reported one
+  // (kFlagsPassWanted). Deferred keeps the second loop out of the kernel
+  // that runs every time: llvmpipe pays for its masked-off body, and
+  // compiles it. It needs the kernel's inputs unchanged until the flags
+  // pass, which the runtime checks (no later kernel of the batch writes them).
+  enum class FlagsLoop : uint8_t {
+    InKernel,   // the second loop follows the main loop
+    Deferred,   // the main loop only; kFlagsPassWanted asks for the flags pass
+    FlagsPass,  // the flags pass: the second loop alone, over every element
+  };
+  FlagsLoop flags_loop = FlagsLoop::InKernel;
 
   std::string key() const;  // e.g. "s:f8,f8s,f8-|add(0,1)->2;exp(2)->2/c"
 };

@@ -12,6 +12,7 @@
 #include "compile/families/elementwise.hpp"
 #include "compile/math_tables.hpp"
 #include "runtime/fault_injection.hpp"
+#include "runtime/flags_pass.hpp"
 
 namespace npvk {
 namespace {
@@ -271,6 +272,7 @@ void Context::flush() {
   {
     Profiler::Scope plan(profiler_, Phase::Plan);
     kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
+    choose_flags_loops(kernels, done);
   }
   std::vector<vk::Dispatch> batch;
   std::vector<size_t> first_dispatch;  // per kernel, into batch
@@ -286,6 +288,7 @@ void Context::flush() {
     submit_ns = Profiler::now_ns();
     Profiler::Scope execute(profiler_, Phase::Execute);
     result = executor_->run(batch);
+    run_flags_passes(kernels, first_dispatch, batch, *kernels_, *executor_, result);
   } catch (const Error &e) {
     // The host replay needs the pages open, as the device would have.
     if (observer_ && !opened) observer_->before_flush();

@@ -32,6 +32,15 @@ def _fused(v):
     return np.full(FUSED, v)
 
 
+def _overflow_then_input_overwritten():
+    # A later kernel of the same flush overwrites the fused kernel's input,
+    # so its flags loop stays in the kernel (runtime/flags_pass.cpp).
+    a = _fused(1e308)
+    b = a * 10.0 + 1.0
+    a[: FUSED // 2] = 0.0
+    return b
+
+
 def _int_min(dtype):
     return np.full(N, np.iinfo(dtype).min, dtype=dtype)
 
@@ -129,6 +138,8 @@ CASES = {
     "overflow_carried_to_the_result": lambda: ((_fused(1e308) * 10.0) - 1.0) * 2.0 + 3.0,
     "overflow_of_a_cube_absorbed": lambda: 1.0 / (_fused(1e200) * 1.0) ** 3,
     "inverse_absorbs_an_overflow": lambda: (_fused(1e308) * 10.0) ** -1.0 + 1.0,
+    "overflow_then_input_overwritten": _overflow_then_input_overwritten,
+    "flags_pass_after_a_nan_input": lambda: np.sqrt(_fused(np.nan) * 1.0 + _fused(-1.0)),
 }
 
 
