@@ -326,7 +326,7 @@ void Context::account(const std::vector<RecordedOp> &done,
       for (size_t d = first_dispatch[i] + 1; k.standalone && d < first_dispatch[i + 1]; ++d)
         flags |= result.fp_flags[word++];
       if (flags && k.standalone) flags |= k.standalone->fp_context();
-      fp_errors_.note(done[op_index].spec.op, flags);
+      fp_errors_.note(done[op_index].spec.op, flags, done[op_index].thread);
     }
   }
 }

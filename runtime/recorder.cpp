@@ -55,6 +55,7 @@ void Recorder::prepare(const View *const *operands, uint32_t n, uint32_t nin) {
 }
 
 void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
+  rec.thread = recording_thread();
   for (size_t k = rec.spec.nin; k < rec.operands.size(); ++k) {
     Buffer *b = rec.operands[k].buffer.get();
     if (b && b->host && !b->zero_copy) b->device_newer = true;
@@ -117,7 +118,9 @@ void Recorder::apply(npvk_op op, const std::vector<const View *> &operands, uint
 
 bool Recorder::try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
   std::vector<View> merged;
-  if (pending_.empty() || !rows_.next_row(op, operands, nin, pending_.size() - 1, merged))
+  // Another thread's op keeps its own FP errors: no row of ours joins it.
+  if (pending_.empty() || pending_.back().thread != recording_thread() ||
+      !rows_.next_row(op, operands, nin, pending_.size() - 1, merged))
     return false;
   // The folded operation must be one that could have been recorded as such:
   // record() re-validates it, overlap included, and replaces the queued row.

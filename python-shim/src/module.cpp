@@ -396,10 +396,12 @@ void remember_ufunc_name(npvk_op op, const char *name) {
 
 namespace {
 
+// Only the errors of ops this thread recorded: NumPy's error state is per
+// thread, and each op's errors belong under the state its thread was in.
 uint32_t take_fp_errors(npvk_fp_error *errors) {
   uint32_t count = 0;
   if (!g_ctx.id ||
-      npvk_context_take_fp_errors(g_ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
+      npvk_context_take_thread_fp_errors(g_ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
     return 0;
   return count;
 }
