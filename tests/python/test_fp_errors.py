@@ -354,7 +354,7 @@ def test_underflow_warn_falls_back_and_warns():
     assert actual_warnings == expected_warnings
 
 
-def test_warnings_as_errors_fall_back_and_raise_at_the_op():
+def test_warnings_as_errors_run_on_the_device_and_raise_at_the_op():
     with npvk_enabled(min_bytes=0):
         a, z = _float(1.0), _float(0.0)
         delta = StatsDelta()
@@ -362,10 +362,79 @@ def test_warnings_as_errors_fall_back_and_raise_at_the_op():
             warnings.simplefilter("error")
             with pytest.raises(RuntimeWarning, match="divide by zero"):
                 a / z
-        assert delta.fallbacks("divide", "errstate") >= 1
-        c = a + 1.0  # the filter is gone: the device again
+        assert delta.fallbacks("divide", "errstate") == 0
         assert delta.device_ops >= 1
+        c = a + 1.0  # the filter is gone: lazy again
+        assert delta.device_ops >= 2
         del c
+
+
+def _sum_of_random():
+    return np.random.default_rng(19).random(1_000_000)
+
+
+def test_sum_has_the_same_bits_under_simplefilter_error():
+    """Issue 19: under warnings.simplefilter("error") npvk took NumPy's loops,
+    whose pairwise sum differs from the device's in the last bits: the same
+    call gave another result there. Both now run the device's reduction."""
+    with npvk_enabled(min_bytes=0):
+        x = _sum_of_random()
+        outside = x.sum()
+        delta = StatsDelta()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            inside = x.sum()
+            inside_mean = x.mean()
+        with np.errstate(divide="raise", over="raise", invalid="raise"):
+            raising = x.sum()
+        fallbacks = delta.fallbacks(reason="errstate")
+        outside_mean = x.mean()
+    assert inside.tobytes() == outside.tobytes(), (inside, outside)
+    assert raising.tobytes() == outside.tobytes(), (raising, outside)
+    assert inside_mean.tobytes() == outside_mean.tobytes()
+    assert fallbacks == 0
+
+
+AT_THE_OP_CASES = {
+    "divide": lambda: _float(1.0) / _float(0.0),
+    "sum_overflow": lambda: _float(1e308).sum(),
+    "cumsum_overflow": lambda: np.cumsum(_float(1e308)),
+    "exp_overflow": lambda: np.exp(_float(1000.0)),
+    "strided_2d_invalid": lambda: np.zeros((200, 100))[:, ::2] / np.zeros((200, 100))[:, 1::2],
+    "int_floor_divide_by_zero": lambda: np.arange(N) // np.zeros(N, dtype=np.int64),
+}
+
+
+def _outcome(fn, state):
+    """(exception type, message) of fn under `state`, or None."""
+    try:
+        with warnings.catch_warnings():
+            if state == "filter_error":
+                warnings.simplefilter("error")
+                fn()
+            else:
+                # Not all="raise": reporting underflow takes NumPy's loops.
+                with np.errstate(divide="raise", over="raise", invalid="raise"):
+                    fn()
+    except (RuntimeWarning, FloatingPointError) as e:
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("state", ["filter_error", "errstate_raise"])
+@pytest.mark.parametrize("case", list(AT_THE_OP_CASES))
+def test_errors_at_the_op_raise_as_numpy(case, state):
+    """Warnings as errors and 'raise' modes run the op on the device at once
+    and raise NumPy's exception at the op."""
+    fn = AT_THE_OP_CASES[case]
+    expected = _outcome(fn, state)
+    assert expected is not None
+    with npvk_enabled(min_bytes=0):
+        delta = StatsDelta()
+        actual = _outcome(fn, state)
+        assert delta.device_ops >= 1
+        assert delta.fallbacks(reason="errstate") == 0
+    assert actual == expected
 
 
 @numpy1_error_objects
