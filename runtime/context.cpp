@@ -314,6 +314,7 @@ void Context::account(const std::vector<RecordedOp> &done,
   stats_.dispatches += first_dispatch.back();
   stats_.barriers += result.barriers;
   stats_.device_seconds += result.device_seconds;
+  recorder_->ran(done, result.device_seconds);
   size_t word = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const PlannedKernel &k = kernels[i];
