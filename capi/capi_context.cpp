@@ -52,18 +52,32 @@ NPVK_API npvk_status npvk_context_get_stats(npvk_context h, npvk_stats *out) {
   });
 }
 
-NPVK_API npvk_status npvk_context_take_fp_errors(npvk_context h, npvk_fp_error *out,
-                                                 uint32_t capacity, uint32_t *count) {
+namespace {
+
+npvk_status take_fp_errors(npvk_context h, uint32_t thread, npvk_fp_error *out, uint32_t capacity,
+                           uint32_t *count) {
   return guarded([&] {
     require_out(count, "count");
     require(out || capacity == 0, NPVK_ERR_INVALID_ARGUMENT, "out is null");
     auto ctx = get_context(h);
     ContextLock lock(ctx->mutex());
-    std::vector<npvk_fp_error> errors = ctx->take_fp_errors();
+    std::vector<npvk_fp_error> errors = ctx->take_fp_errors(thread);
     uint32_t n = uint32_t(std::min<size_t>(errors.size(), capacity));
     std::copy(errors.begin(), errors.begin() + n, out);
     *count = n;
   });
+}
+
+}  // namespace
+
+NPVK_API npvk_status npvk_context_take_fp_errors(npvk_context h, npvk_fp_error *out,
+                                                 uint32_t capacity, uint32_t *count) {
+  return take_fp_errors(h, 0, out, capacity, count);
+}
+
+NPVK_API npvk_status npvk_context_take_thread_fp_errors(npvk_context h, npvk_fp_error *out,
+                                                        uint32_t capacity, uint32_t *count) {
+  return take_fp_errors(h, npvk::recording_thread(), out, capacity, count);
 }
 
 NPVK_API npvk_status npvk_context_reset_stats(npvk_context h) {

@@ -27,6 +27,7 @@ struct RecordedOp {
   // Set for a kernel of its own (compile/families/kernels.hpp): a reduction
   // or scan (operands: input, output) or a matrix product (A, B, C).
   std::shared_ptr<const StandaloneKernel> standalone;
+  uint32_t thread = 0;  // who recorded it: its FP errors are theirs (runtime/fp_errors.hpp)
 };
 
 // The memory or scalar behind one slot of a planned kernel.

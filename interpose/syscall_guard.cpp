@@ -223,7 +223,58 @@ __attribute__((visibility("hidden"))) int npvk_dlopen_keeps_caller(const char *f
   return 1;
 }
 
+// dlsym and dlvsym: a function pointer looked up at run time (ctypes'
+// CDLL(None).write) bypasses every patched slot, so a lookup that finds the
+// original of a guarded function gets its wrapper instead. Other names, and
+// RTLD_NEXT (relative to the caller; an interposer looking for the next
+// `write` must not get a wrapper that calls it again), go on to the real
+// function with the caller's return address intact.
+__attribute__((visibility("hidden"))) void *npvk_real_dlsym = nullptr;
+__attribute__((visibility("hidden"))) void *npvk_real_dlvsym = nullptr;
+
+__attribute__((visibility("hidden"))) int npvk_dlsym_may_wrap(void *handle, const char *name);
+__attribute__((visibility("hidden"))) void *npvk_dlsym_wrapped(void *handle, const char *name);
+__attribute__((visibility("hidden"))) void *npvk_dlvsym_wrapped(void *handle, const char *name,
+                                                                const char *version);
+
 #if defined(__x86_64__)
+__attribute__((visibility("hidden"))) void *npvk_guard_dlsym(void *handle, const char *name);
+__attribute__((visibility("hidden"))) void *npvk_guard_dlvsym(void *handle, const char *name,
+                                                              const char *version);
+asm(R"(
+  .pushsection .text, "ax", @progbits
+  .p2align 4
+  .type npvk_guard_dlsym, @function
+npvk_guard_dlsym:
+  push %rdi
+  push %rsi
+  sub $8, %rsp
+  call npvk_dlsym_may_wrap
+  add $8, %rsp
+  pop %rsi
+  pop %rdi
+  test %eax, %eax
+  jnz npvk_dlsym_wrapped
+  jmp *npvk_real_dlsym(%rip)
+  .size npvk_guard_dlsym, .-npvk_guard_dlsym
+
+  .p2align 4
+  .type npvk_guard_dlvsym, @function
+npvk_guard_dlvsym:
+  push %rdi
+  push %rsi
+  push %rdx
+  call npvk_dlsym_may_wrap
+  pop %rdx
+  pop %rsi
+  pop %rdi
+  test %eax, %eax
+  jnz npvk_dlvsym_wrapped
+  jmp *npvk_real_dlvsym(%rip)
+  .size npvk_guard_dlvsym, .-npvk_guard_dlvsym
+  .popsection
+)");
+
 __attribute__((visibility("hidden"))) void *npvk_guard_dlopen(const char *file, int mode);
 asm(R"(
   .pushsection .text, "ax", @progbits
@@ -306,6 +357,21 @@ const Entry kEntries[] = {
 };
 #undef NPVK_ENTRY
 
+const Entry *guarded_entry(const char *name) {
+  if (!name) return nullptr;
+  for (const Entry &e : kEntries)
+    if (std::strcmp(name, e.name) == 0) return &e;
+  return nullptr;
+}
+
+// The wrapper where `f`, found for `name`, is what the wrapper itself calls;
+// anything else (another object's own `write`, or the C library's behind an
+// LD_PRELOAD interposer) is returned as found.
+void *wrapped(const char *name, void *f) {
+  const Entry *e = f ? guarded_entry(name) : nullptr;
+  return e && g_installed.load(std::memory_order_acquire) && f == g_real[e->fn] ? e->wrapper : f;
+}
+
 int find_main_program(struct dl_phdr_info *info, size_t, void *data) {
   auto *f = static_cast<uintptr_t *>(data);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -348,6 +414,10 @@ void install_syscall_guard() {
 #if defined(__x86_64__)
   if (!npvk_real_dlopen) npvk_real_dlopen = original("dlopen");
   if (npvk_real_dlopen) hooks.push_back({"dlopen", reinterpret_cast<void *>(npvk_guard_dlopen)});
+  if (!npvk_real_dlsym) npvk_real_dlsym = original("dlsym");
+  if (npvk_real_dlsym) hooks.push_back({"dlsym", reinterpret_cast<void *>(npvk_guard_dlsym)});
+  if (!npvk_real_dlvsym) npvk_real_dlvsym = original("dlvsym");
+  if (npvk_real_dlvsym) hooks.push_back({"dlvsym", reinterpret_cast<void *>(npvk_guard_dlvsym)});
 #endif
   g_rescan_pending.store(false, std::memory_order_relaxed);
   if (got_patch_install(hooks.data(), hooks.size(), kSkip)) rescan_syscall_guard_later();
@@ -366,3 +436,23 @@ void rescan_syscall_guard() {
 }
 
 }  // namespace npvk
+
+extern "C" {
+
+__attribute__((visibility("hidden"))) int npvk_dlsym_may_wrap(void *handle, const char *name) {
+  return handle != RTLD_NEXT && npvk::guarded_entry(name) != nullptr;
+}
+
+__attribute__((visibility("hidden"))) void *npvk_dlsym_wrapped(void *handle, const char *name) {
+  void *f = reinterpret_cast<void *(*)(void *, const char *)>(npvk_real_dlsym)(handle, name);
+  return npvk::wrapped(name, f);
+}
+
+__attribute__((visibility("hidden"))) void *npvk_dlvsym_wrapped(void *handle, const char *name,
+                                                                const char *version) {
+  void *f = reinterpret_cast<void *(*)(void *, const char *, const char *)>(npvk_real_dlvsym)(
+      handle, name, version);
+  return npvk::wrapped(name, f);
+}
+
+}  // extern "C"

@@ -4,7 +4,8 @@
 // pwrite, readv/writev, preadv/pwritev, send/recv families and fread/fwrite)
 // are interposed in every loaded object (got_patch.hpp) with wrappers that
 // make managed memory in the user's buffer current first: readable for what
-// the call sends, writable for what it receives.
+// the call sends, writable for what it receives. dlsym and dlvsym lookups of
+// those names (ctypes) return the wrappers as well.
 #pragma once
 
 namespace npvk {

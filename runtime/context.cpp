@@ -317,6 +317,7 @@ void Context::account(const std::vector<RecordedOp> &done,
   stats_.dispatches += first_dispatch.back();
   stats_.barriers += result.barriers;
   stats_.device_seconds += result.device_seconds;
+  recorder_->ran(done, result.device_seconds);
   size_t word = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const PlannedKernel &k = kernels[i];
@@ -329,7 +330,7 @@ void Context::account(const std::vector<RecordedOp> &done,
       for (size_t d = first_dispatch[i] + 1; k.standalone && d < first_dispatch[i + 1]; ++d)
         flags |= result.fp_flags[word++];
       if (flags && k.standalone) flags |= k.standalone->fp_context();
-      fp_errors_.note(done[op_index].spec.op, flags);
+      fp_errors_.note(done[op_index].spec.op, flags, done[op_index].thread);
     }
   }
 }

@@ -81,8 +81,9 @@ class Context : public std::enable_shared_from_this<Context> {
   // Writes the pipeline cache to disk now (it is also written at release).
   void save_caches() { kernels_->save(); }
 
-  // FP exceptions raised by work that ran, one entry per op (see npvk.h).
-  std::vector<npvk_fp_error> take_fp_errors() { return fp_errors_.take(); }
+  // FP exceptions raised by work that ran, one entry per op (see npvk.h):
+  // of the ops `thread` recorded (recording_thread()), or with 0 of all.
+  std::vector<npvk_fp_error> take_fp_errors(uint32_t thread) { return fp_errors_.take(thread); }
   npvk_stats stats() const;
   void reset_stats();
 

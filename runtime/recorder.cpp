@@ -7,6 +7,7 @@
 #include "compile/dtype.hpp"
 #include "compile/families/kernels.hpp"
 #include "compile/iteration.hpp"
+#include "compile/matmul.hpp"
 #include "compile/ops.hpp"
 #include "runtime/context.hpp"
 
@@ -14,8 +15,21 @@ namespace npvk {
 namespace {
 
 // Past this many recorded operations a flush runs anyway, bounding the memory
-// that recorded work holds and the latency of the next sync.
+// that recorded work holds (the device time it may take is QueueBudget's).
 constexpr size_t kMaxPendingOps = 4096;
+
+// An op's weight in the queue's device-time estimate (runtime/queue_budget.hpp):
+// its elements, or a matrix product's multiply-adds (its count is tiles of C,
+// its operands A, B, C, A's last extent the inner one).
+double op_units(const RecordedOp &op) {
+  if (op.standalone && op.operands.size() == 3 && op.spec.op == NPVK_OP_MULTIPLY) {
+    const View &a = op.operands[0];
+    const int64_t inner = a.ndim ? a.shape[a.ndim - 1] : 1;
+    return double(op.space.count) * double(kMatmulTile * kMatmulTile) * double(inner);
+  }
+  const bool math = op_info(op.spec.op).math_f64 != nullptr;
+  return double(op.space.count) * (math ? QueueBudget::kMathWeight : 1.0);
+}
 
 // A trace's record span names its op.
 void name_record(Profiler::Scope &scope, npvk_op op, const char *method) {
@@ -55,16 +69,27 @@ void Recorder::prepare(const View *const *operands, uint32_t n, uint32_t nin) {
 }
 
 void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
+  rec.thread = recording_thread();
   for (size_t k = rec.spec.nin; k < rec.operands.size(); ++k) {
     Buffer *b = rec.operands[k].buffer.get();
     if (b && b->host && !b->zero_copy) b->device_newer = true;
   }
+  const double units = op_units(rec);
   if (replace_last) {
+    const bool full = budget_.replace(op_units(pending_.back()), units);
     pending_.back() = std::move(rec);
+    if (full) flush_();
     return;
   }
+  if (pending_.empty()) budget_.clear();  // flushed (or abandoned) since
   pending_.push_back(std::move(rec));
-  if (pending_.size() >= kMaxPendingOps) flush_();
+  if (budget_.add(units) || pending_.size() >= kMaxPendingOps) flush_();
+}
+
+void Recorder::ran(const std::vector<RecordedOp> &done, double device_seconds) {
+  double units = 0;
+  for (const RecordedOp &op : done) units += op_units(op);
+  budget_.ran(units, device_seconds);
 }
 
 void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel, KernelSpec spec,
@@ -117,7 +142,9 @@ void Recorder::apply(npvk_op op, const std::vector<const View *> &operands, uint
 
 bool Recorder::try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin) {
   std::vector<View> merged;
-  if (pending_.empty() || !rows_.next_row(op, operands, nin, pending_.size() - 1, merged))
+  // Another thread's op keeps its own FP errors: no row of ours joins it.
+  if (pending_.empty() || pending_.back().thread != recording_thread() ||
+      !rows_.next_row(op, operands, nin, pending_.size() - 1, merged))
     return false;
   // The folded operation must be one that could have been recorded as such:
   // record() re-validates it, overlap included, and replaces the queued row.

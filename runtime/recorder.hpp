@@ -16,6 +16,7 @@
 #include "compile/row_merge.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/profile.hpp"
+#include "runtime/queue_budget.hpp"
 #include "runtime/residency.hpp"
 
 namespace npvk {
@@ -30,8 +31,9 @@ struct RecordLimits {
 
 class Recorder {
  public:
-  // Ops go to `pending`; `flush` runs them (past kMaxPendingOps, or when
-  // residency needs room). `observer` is the context's managed-memory observer.
+  // Ops go to `pending`; `flush` runs them (past kMaxPendingOps or about a
+  // second of estimated device time, or when residency needs room). `observer` is the context's
+  // managed-memory observer.
   Recorder(Context &ctx, std::vector<RecordedOp> &pending, std::function<void()> flush,
            Residency &residency, MemoryObserver *const &observer, npvk_stats &stats,
            Profiler &profiler, RecordLimits limits);
@@ -44,6 +46,9 @@ class Recorder {
   bool supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why) const;
   // The queue was flushed: no later row can merge into a queued one.
   void forget_row() { rows_.forget(); }
+  // A flush ran `done` in `device_seconds`: the queue's time estimate learns
+  // the device's rate from it.
+  void ran(const std::vector<RecordedOp> &done, double device_seconds);
   const RecordLimits &limits() const { return limits_; }
 
  private:
@@ -72,6 +77,7 @@ class Recorder {
   Profiler &profiler_;
   RecordLimits limits_;
   RowMerger rows_;
+  QueueBudget budget_;
 };
 
 }  // namespace npvk

@@ -76,7 +76,7 @@ bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, 
       uint8_t *bytes[3] = {};
       for (size_t k = 0; k < op.operands.size() && k < 3; ++k)
         bytes[k] = host_bytes(op.operands[k]);
-      errors.note(op.spec.op, op.standalone->replay(loop_, bytes));
+      errors.note(op.spec.op, op.standalone->replay(loop_, bytes), op.thread);
       continue;
     }
     replay_elementwise(op, errors);
@@ -120,7 +120,7 @@ void Recovery::replay_elementwise(const RecordedOp &op, FpErrors &errors) {
       if (d == 0) break;
     }
     flags &= ~uint32_t(NPVK_FP_UNDERFLOW);  // the device never reports it either
-    errors.note(op.spec.op, flags);
+    errors.note(op.spec.op, flags, op.thread);
   }
 }
 

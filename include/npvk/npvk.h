@@ -355,6 +355,11 @@ typedef struct npvk_fp_error {
  * occurrence; `count` receives how many were written. */
 NPVK_API npvk_status npvk_context_take_fp_errors(npvk_context ctx, npvk_fp_error *out,
                                                  uint32_t capacity, uint32_t *count);
+/* The same for the work that the calling thread recorded only; the other
+ * threads' stay until they take them. For callers whose error handling is per
+ * thread (NumPy's error state): each thread reports its own ops' errors. */
+NPVK_API npvk_status npvk_context_take_thread_fp_errors(npvk_context ctx, npvk_fp_error *out,
+                                                        uint32_t capacity, uint32_t *count);
 NPVK_API npvk_status npvk_context_reset_stats(npvk_context ctx);
 
 /* Observability (docs/observability.md). The environment turns the same on for

@@ -196,7 +196,16 @@ def _patch_threads():
                 _native.install_allocator()
             except Exception:
                 pass  # the thread still runs, on NumPy's allocator
-        return bootstrap(self)
+        try:
+            return bootstrap(self)
+        finally:
+            # Each thread reports the FP errors of its own ops, under its own
+            # error state: those of its last ops, before it ends.
+            if _enabled:
+                try:
+                    _errstate.report_pending()
+                except Exception:
+                    pass  # a thread's end has no caller to raise to
 
     _bootstrap_inner._npvk = True
     threading.Thread._bootstrap_inner = _bootstrap_inner

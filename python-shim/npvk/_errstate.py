@@ -11,10 +11,14 @@ reading the list that warnings.catch_warnings(record=True) or pytest.warns
 record into. Without such changes nothing is run early: laziness is kept in
 the common case.
 
-Where deferring cannot give NumPy's outcome, strict_errors() makes every loop
-take NumPy's own path: error modes that raise or call back (they must act at
-the op), reported underflow (the device does not detect it), and warnings
-filters that turn RuntimeWarning into an exception.
+Where deferring cannot give NumPy's outcome, either each op runs on the device
+as it is recorded and reports its errors then (errors_at_the_op(): error
+modes that raise or call back, and warnings filters that turn RuntimeWarning
+into an exception; they must act at the op), or every loop takes NumPy's own
+path (needs_numpy_loops(): reported underflow, which the device does not
+detect). Running the same kernels keeps a call's result bits the same inside
+and outside such a state, which NumPy's loops (another summation order) did
+not.
 """
 
 import sys
@@ -58,17 +62,21 @@ def _filters_raise_runtime_warning():
     return False
 
 
-def strict_errors():
-    modes = _error_modes()
+def needs_numpy_loops(modes=None):
+    modes = modes or _error_modes()
+    return modes["under"] != "ignore"
+
+
+def errors_at_the_op(modes=None):
+    modes = modes or _error_modes()
     if any(modes[k] in _ACTING_MODES for k in ("divide", "over", "invalid")):
-        return True
-    if modes["under"] != "ignore":
         return True
     return _filters_raise_runtime_warning()
 
 
 def update():
-    _native.set_strict_errors(strict_errors())
+    modes = _error_modes()
+    _native.set_strict_errors(needs_numpy_loops(modes), errors_at_the_op(modes))
 
 
 def report_pending():

@@ -71,6 +71,7 @@ void run_matmul(int slot, char **args, const npy_intp *dims, const npy_intp *ste
     note_loop("matmul", reason, int64_t(dims[0] * dims[1] * dims[3]));
   if (!reason) {
     count_device_op();
+    report_at_the_op_from_loop();
     return;
   }
   count_fallback("matmul", reason);

@@ -139,8 +139,11 @@ PyObject *py_set_min_bytes(PyObject *, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
-PyObject *py_set_strict_errors(PyObject *, PyObject *arg) {
-  settings().strict_errors = PyObject_IsTrue(arg) == 1;
+PyObject *py_set_strict_errors(PyObject *, PyObject *args) {
+  int strict = 0, sync = 0;
+  if (!PyArg_ParseTuple(args, "pp", &strict, &sync)) return nullptr;
+  settings().strict_errors = strict != 0;
+  settings().sync_errors = sync != 0;
   Py_RETURN_NONE;
 }
 
@@ -286,8 +289,9 @@ PyMethodDef g_methods[] = {
     {"report_pending", py_report_pending, METH_NOARGS,
      "run queued device work, if any, and report its FP errors now"},
     {"set_min_bytes", py_set_min_bytes, METH_O, "set NPVK_MIN_BYTES"},
-    {"set_strict_errors", py_set_strict_errors, METH_O,
-     "the error state or warnings filters need NumPy's own loops"},
+    {"set_strict_errors", py_set_strict_errors, METH_VARARGS,
+     "set_strict_errors(numpy_loops, at_the_op): the error state or warnings filters need "
+     "NumPy's own loops, or each op's errors at the op"},
     {"set_power_half_is_sqrt", py_set_power_half_is_sqrt, METH_VARARGS,
      "set_power_half_is_sqrt(float32, float64): whether NumPy's power(x, 0.5) loop is sqrt(x)"},
     {"set_numpy_version", py_set_numpy_version, METH_VARARGS,
@@ -396,10 +400,12 @@ void remember_ufunc_name(npvk_op op, const char *name) {
 
 namespace {
 
+// Only the errors of ops this thread recorded: NumPy's error state is per
+// thread, and each op's errors belong under the state its thread was in.
 uint32_t take_fp_errors(npvk_fp_error *errors) {
   uint32_t count = 0;
   if (!g_ctx.id ||
-      npvk_context_take_fp_errors(g_ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
+      npvk_context_take_thread_fp_errors(g_ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
     return 0;
   return count;
 }
@@ -438,6 +444,45 @@ void report_fp_errors_from_loop() {
     std::feraiseexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID);
   }
   PyGILState_Release(gil);
+}
+
+namespace {
+
+// The flush before an op's report; the caller may hold the GIL (a method) or
+// not (NumPy runs some loops without it), and the flush must not hold it.
+npvk_status flush_for_report() {
+  PyThreadState *saved = PyGILState_Check() ? PyEval_SaveThread() : nullptr;
+  const npvk_status st = npvk_managed_flush();
+  if (saved) PyEval_RestoreThread(saved);
+  return st;
+}
+
+}  // namespace
+
+int report_at_the_op() {
+  if (!settings().sync_errors) return 0;
+  const npvk_status st = flush_for_report();
+  if (st != NPVK_SUCCESS) {
+    raise_npvk(st);
+    return -1;
+  }
+  return report_fp_errors();
+}
+
+void report_at_the_op_from_loop() {
+  if (!settings().sync_errors) return;
+  if (flush_for_report() != NPVK_SUCCESS) note_possible_failure();
+  npvk_fp_error errors[NPVK_OP_COUNT];
+  const uint32_t count = take_fp_errors(errors);
+  // NumPy then handles them itself, under the thread's error state and
+  // filters, named after this ufunc: its exception exactly.
+  int raised = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (errors[i].flags & NPVK_FP_DIVIDE_BY_ZERO) raised |= FE_DIVBYZERO;
+    if (errors[i].flags & NPVK_FP_OVERFLOW) raised |= FE_OVERFLOW;
+    if (errors[i].flags & NPVK_FP_INVALID) raised |= FE_INVALID;
+  }
+  if (raised) std::feraiseexcept(raised);
 }
 
 bool clip_needs_numpy(double low, double high) {

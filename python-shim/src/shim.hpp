@@ -18,11 +18,15 @@ struct Settings {
   std::atomic<bool> enabled{false};
   // Arrays smaller than this stay on NumPy's own path (NPVK_MIN_BYTES).
   std::atomic<uint64_t> min_bytes{1u << 20};
-  // The error state asks for 'raise', 'call' or 'log', or for any report of
-  // underflow (which the device does not detect), or a warnings filter turns
-  // RuntimeWarning into an error: the errors must surface at the op itself,
-  // so every loop falls back (npvk/_errstate.py decides).
+  // The error state asks for a report of underflow, which the device does
+  // not detect: every loop falls back (npvk/_errstate.py decides).
   std::atomic<bool> strict_errors{false};
+  // The error state asks for 'raise', 'call' or 'log', or a warnings filter
+  // turns RuntimeWarning into an error: the errors must surface at the op
+  // itself, so each device op runs as it is recorded and reports then
+  // (report_at_the_op). The same kernels as outside, so the same bits (a
+  // fallback to NumPy's loops gave other last bits in sums).
+  std::atomic<bool> sync_errors{false};
   // NumPy's promotion rules for Python and NumPy scalars (npvk/_numpy.py):
   // value-based casting (NumPy 1.x's default), NEP 50's weak Python scalars
   // and strong NumPy scalars (NumPy 2), or 1.x's 'weak_and_warn', whose
@@ -69,6 +73,12 @@ int report_fp_errors();
 // exception (a warning turned into an error) becomes the host's FP status
 // instead, which NumPy checks right after the loop.
 void report_fp_errors_from_loop();
+// Under settings().sync_errors, right after a device op was recorded: runs it
+// and reports its FP errors now, as NumPy would at the op. From a method or a
+// whole call (0, or -1 with an exception set), and from a ufunc loop, where
+// the errors become the host's FP status that NumPy checks after the loop.
+int report_at_the_op();
+void report_at_the_op_from_loop();
 void remember_ufunc_name(npvk_op op, const char *name);
 
 // allocator.cpp

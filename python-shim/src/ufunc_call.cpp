@@ -447,6 +447,10 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     note_loop(uf->name, nullptr,
               int64_t(PyArray_SIZE(reinterpret_cast<PyArrayObject *>(results[0]))));
   *taken = true;
+  if (report_at_the_op() < 0) {
+    for (PyObject *r : results) Py_XDECREF(r);
+    return nullptr;  // NumPy's exception for the op's FP errors
+  }
   if (nout == 1) return results[0];
   PyObject *tuple = PyTuple_New(nout);
   if (!tuple) {

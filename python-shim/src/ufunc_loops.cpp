@@ -235,6 +235,7 @@ void run_loop(int slot, char **args, const npy_intp *dims, const npy_intp *steps
   if (observing().any.load(std::memory_order_relaxed)) note_loop(s.name, reason, dims[0]);
   if (!reason) {
     count_device_op();
+    report_at_the_op_from_loop();
     return;
   }
   count_fallback(s.name, reason);

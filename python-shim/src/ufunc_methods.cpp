@@ -274,6 +274,7 @@ PyObject *op_result(const char *reason, std::initializer_list<npvk_view> views) 
     if (v.id) npvk_view_release(v);
   if (!reason) {
     count_device_op();
+    if (report_at_the_op() < 0) return nullptr;
     Py_RETURN_NONE;
   }
   return PyUnicode_FromString(reason);

@@ -78,6 +78,36 @@ TEST_F(Threads, LastErrorMessageIsPerThread) {
   EXPECT_EQ(std::string(npvk_last_error_message()), mine);
 }
 
+// npvk_context_take_thread_fp_errors hands a thread the FP errors of the ops it recorded only,
+// whichever thread's flush ran them; npvk_context_take_fp_errors takes everyone's.
+TEST_F(Threads, FpErrorsStayWithTheRecordingThread) {
+  npvk_fp_error errors[8];
+  uint32_t count = 0;
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  NPVK_ASSERT_OK(npvk_context_take_fp_errors(ctx(), errors, 8, &count));
+  auto [zb, z] = MakeArray(ctx(), std::vector<double>(64, 0.0));
+  auto [rb, r] = MakeArray(ctx(), std::vector<double>(64, 1.0));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_TRUE_DIVIDE, z.get(), z.get(), r.get()));
+  uint32_t other_count = 99;
+  npvk_status other_sync = NPVK_SUCCESS, other_take = NPVK_SUCCESS;
+  std::thread([&] {
+    other_sync = npvk_sync(ctx());  // runs this thread's division
+    other_take = npvk_context_take_thread_fp_errors(ctx(), errors, 8, &other_count);
+  }).join();
+  NPVK_ASSERT_OK(other_sync);
+  NPVK_ASSERT_OK(other_take);
+  EXPECT_EQ(other_count, 0u) << "another thread took this thread's FP error";
+  NPVK_ASSERT_OK(npvk_context_take_thread_fp_errors(ctx(), errors, 8, &count));
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(errors[0].op, uint32_t(NPVK_OP_TRUE_DIVIDE));
+  EXPECT_EQ(errors[0].flags, uint32_t(NPVK_FP_INVALID));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_TRUE_DIVIDE, z.get(), z.get(), r.get()));
+  std::thread([&] { other_sync = npvk_sync(ctx()); }).join();
+  NPVK_ASSERT_OK(other_sync);
+  NPVK_ASSERT_OK(npvk_context_take_fp_errors(ctx(), errors, 8, &count));
+  EXPECT_EQ(count, 1u) << "the unfiltered take lost it";
+}
+
 TEST(ThreadsOwn, ContextsInParallelThreads) {
   std::atomic<int> failures{0};
   auto work = [&](int seed) {

@@ -384,7 +384,7 @@ def test_underflow_warn_falls_back_and_warns():
     assert actual_warnings == expected_warnings
 
 
-def test_warnings_as_errors_fall_back_and_raise_at_the_op():
+def test_warnings_as_errors_run_on_the_device_and_raise_at_the_op():
     with npvk_enabled(min_bytes=0):
         a, z = _float(1.0), _float(0.0)
         delta = StatsDelta()
@@ -392,10 +392,79 @@ def test_warnings_as_errors_fall_back_and_raise_at_the_op():
             warnings.simplefilter("error")
             with pytest.raises(RuntimeWarning, match="divide by zero"):
                 a / z
-        assert delta.fallbacks("divide", "errstate") >= 1
-        c = a + 1.0  # the filter is gone: the device again
+        assert delta.fallbacks("divide", "errstate") == 0
         assert delta.device_ops >= 1
+        c = a + 1.0  # the filter is gone: lazy again
+        assert delta.device_ops >= 2
         del c
+
+
+def _sum_of_random():
+    return np.random.default_rng(19).random(1_000_000)
+
+
+def test_sum_has_the_same_bits_under_simplefilter_error():
+    """Issue 19: under warnings.simplefilter("error") npvk took NumPy's loops,
+    whose pairwise sum differs from the device's in the last bits: the same
+    call gave another result there. Both now run the device's reduction."""
+    with npvk_enabled(min_bytes=0):
+        x = _sum_of_random()
+        outside = x.sum()
+        delta = StatsDelta()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            inside = x.sum()
+            inside_mean = x.mean()
+        with np.errstate(divide="raise", over="raise", invalid="raise"):
+            raising = x.sum()
+        fallbacks = delta.fallbacks(reason="errstate")
+        outside_mean = x.mean()
+    assert inside.tobytes() == outside.tobytes(), (inside, outside)
+    assert raising.tobytes() == outside.tobytes(), (raising, outside)
+    assert inside_mean.tobytes() == outside_mean.tobytes()
+    assert fallbacks == 0
+
+
+AT_THE_OP_CASES = {
+    "divide": lambda: _float(1.0) / _float(0.0),
+    "sum_overflow": lambda: _float(1e308).sum(),
+    "cumsum_overflow": lambda: np.cumsum(_float(1e308)),
+    "exp_overflow": lambda: np.exp(_float(1000.0)),
+    "strided_2d_invalid": lambda: np.zeros((200, 100))[:, ::2] / np.zeros((200, 100))[:, 1::2],
+    "int_floor_divide_by_zero": lambda: np.arange(N) // np.zeros(N, dtype=np.int64),
+}
+
+
+def _outcome(fn, state):
+    """(exception type, message) of fn under `state`, or None."""
+    try:
+        with warnings.catch_warnings():
+            if state == "filter_error":
+                warnings.simplefilter("error")
+                fn()
+            else:
+                # Not all="raise": reporting underflow takes NumPy's loops.
+                with np.errstate(divide="raise", over="raise", invalid="raise"):
+                    fn()
+    except (RuntimeWarning, FloatingPointError) as e:
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("state", ["filter_error", "errstate_raise"])
+@pytest.mark.parametrize("case", list(AT_THE_OP_CASES))
+def test_errors_at_the_op_raise_as_numpy(case, state):
+    """Warnings as errors and 'raise' modes run the op on the device at once
+    and raise NumPy's exception at the op."""
+    fn = AT_THE_OP_CASES[case]
+    expected = _outcome(fn, state)
+    assert expected is not None
+    with npvk_enabled(min_bytes=0):
+        delta = StatsDelta()
+        actual = _outcome(fn, state)
+        assert delta.device_ops >= 1
+        assert delta.fallbacks(reason="errstate") == 0
+    assert actual == expected
 
 
 @numpy1_error_objects
@@ -422,3 +491,84 @@ def test_numpy_testing_assert_warns_sees_the_device_warning():
         with pytest.raises(AssertionError):
             assert_no_warnings(np.divide, a, z)
         assert delta.device_ops >= 2
+
+
+def _two_threads(first, second):
+    """Runs first(queued, done) and second(queued, done) in two threads: the
+    first queues its op and sets `queued`, the second acts then sets `done`."""
+    import threading
+
+    queued, done = threading.Event(), threading.Event()
+    errors = []
+
+    def run(fn):
+        try:
+            fn(queued, done)
+        except BaseException as e:  # noqa: B036 - reported by the test
+            errors.append(e)
+            queued.set()
+            done.set()
+
+    threads = [threading.Thread(target=run, args=(fn,)) for fn in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+
+
+def _change_own_errstate(queued, done):
+    queued.wait(60)
+    with np.errstate(over="ignore"):
+        pass
+    done.set()
+
+
+def test_another_threads_errstate_change_keeps_our_ignore():
+    """Issue 19 (dask's nanvar): thread A's z / z under errstate(invalid=
+    'ignore') is still pending when thread B enters and leaves an errstate of
+    its own; B's report must not take A's error and warn it under B's state."""
+    result = {}
+
+    def divide_under_ignore(queued, done):
+        z = np.zeros(1_000_000)
+        with np.errstate(invalid="ignore"):
+            result["r"] = z / z
+            queued.set()
+            done.wait(60)
+
+    with npvk_enabled(min_bytes=0):
+        delta = StatsDelta()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _two_threads(divide_under_ignore, _change_own_errstate)
+            npvk.sync()
+            assert np.isnan(result["r"]).all()
+        assert delta.device_ops >= 1
+    assert [str(w.message) for w in caught] == []
+
+
+def test_a_threads_error_is_reported_under_its_own_state():
+    """The other way round: A's z / z under the default 'warn' warns once,
+    also when B ignores invalid meanwhile and A does nothing more before it
+    ends (a thread reports its last ops' errors when it ends)."""
+    result = {}
+
+    def divide_under_warn(queued, done):
+        z = np.zeros(1_000_000)
+        result["r"] = z / z
+        queued.set()
+        done.wait(60)
+
+    def ignore_invalid(queued, done):
+        queued.wait(60)
+        with np.errstate(invalid="ignore"):
+            npvk.sync()
+        done.set()
+
+    with npvk_enabled(min_bytes=0):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _two_threads(divide_under_warn, ignore_invalid)
+            assert np.isnan(result["r"]).all()
+    assert [str(w.message) for w in caught] == ["invalid value encountered in divide"]

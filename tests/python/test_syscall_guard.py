@@ -138,6 +138,28 @@ def _socket_send_recv_into(d):
     return [got, k, j, dst, p, c]
 
 
+def _ctypes_libc_write_read(d):
+    """ctypes looks `write` and `read` up with dlsym (issue 19: the pointer
+    it got bypassed the patched slots, and write returned -1, EFAULT)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.write.restype = libc.read.restype = ctypes.c_ssize_t
+    libc.write.argtypes = libc.read.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+    c = base()
+    c *= 3.0  # pending write
+    n, sent = _through_pipe(lambda w: libc.write(w, c.ctypes.data, c.nbytes))
+    a = base()
+    p = a * 2.0  # pending read of a: its pages are read-only
+    (d / "in.bin").write_bytes(bytes(range(256)) * 64)
+    fd = os.open(d / "in.bin", os.O_RDONLY)
+    try:
+        k = libc.read(fd, a.ctypes.data, 8192)
+    finally:
+        os.close(fd)
+    return [n, ctypes.get_errno() if n < 0 else 0, sent, k, a, p]
+
+
 SCENARIOS = {
     "os_write": _os_write,
     "os_writev": _os_writev,
@@ -147,6 +169,7 @@ SCENARIOS = {
     "os_readv_in": _os_readv_in,
     "file_readinto": _file_readinto,
     "socket_send_recv_into": _socket_send_recv_into,
+    "ctypes_libc_write_read": _ctypes_libc_write_read,
 }
 
 
@@ -230,3 +253,47 @@ print(ok, npvk.stats()["syscalls_guarded"])
     proc = run_python(["-c", code])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "2"]
+
+
+_LOOKUP_LIBRARY = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+typedef long (*write_fn)(int, const void *, unsigned long);
+long npvk_test_dlsym_write(int fd, const void *p, unsigned long n) {
+  void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  return ((write_fn)dlsym(libc, "write"))(fd, p, n);
+}
+long npvk_test_dlvsym_write(int fd, const void *p, unsigned long n) {
+  return ((write_fn)dlvsym(RTLD_DEFAULT, "write", "GLIBC_2.2.5"))(fd, p, n);
+}
+"""
+
+
+def test_functions_looked_up_with_dlsym_and_dlvsym_are_guarded(tmp_path):
+    """A C library's own dlsym (on a handle) and dlvsym lookups of `write`
+    get the guarded function, like ctypes' (issue 19)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    src = tmp_path / "lookup.c"
+    src.write_text(_LOOKUP_LIBRARY)
+    lib = tmp_path / "liblookup.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(src), "-ldl"], check=True)
+    code = f"""
+import ctypes, os, numpy as np, npvk
+npvk.enable(min_bytes=0)
+lib = ctypes.CDLL({str(lib)!r})
+results = []
+for fn in (lib.npvk_test_dlsym_write, lib.npvk_test_dlvsym_write):
+    fn.restype = ctypes.c_long
+    c = np.arange(10_000.0)
+    c *= 3.0  # pending write
+    r, w = os.pipe()
+    n = fn(w, ctypes.c_void_p(c.ctypes.data), ctypes.c_ulong(4096))
+    back = np.frombuffer(os.read(r, 4096), dtype=np.float64) if n == 4096 else None
+    results.append(n == 4096 and (back == np.arange(512.0) * 3.0).all())
+print(*results, npvk.stats()["syscalls_guarded"])
+"""
+    proc = run_python(["-c", code])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True", "2"]
