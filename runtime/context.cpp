@@ -269,10 +269,11 @@ void Context::flush() {
     return b->discarded || b.use_count() == recorded_refs[b.get()];
   };
   std::vector<PlannedKernel> kernels;
+  std::vector<size_t> cuts;  // where the batch is submitted in parts (flags_pass.hpp)
   {
     Profiler::Scope plan(profiler_, Phase::Plan);
     kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
-    choose_flags_loops(kernels, done);
+    cuts = choose_flags_loops(kernels, done);
   }
   std::vector<vk::Dispatch> batch;
   std::vector<size_t> first_dispatch;  // per kernel, into batch
@@ -287,8 +288,7 @@ void Context::flush() {
     submitting = true;
     submit_ns = Profiler::now_ns();
     Profiler::Scope execute(profiler_, Phase::Execute);
-    result = executor_->run(batch);
-    run_flags_passes(kernels, first_dispatch, batch, *kernels_, *executor_, result);
+    result = run_with_flags_passes(kernels, first_dispatch, batch, cuts, *kernels_, *executor_);
   } catch (const Error &e) {
     // The host replay needs the pages open, as the device would have.
     if (observer_ && !opened) observer_->before_flush();

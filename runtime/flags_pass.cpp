@@ -31,60 +31,97 @@ std::vector<Extent> writes_of(const PlannedKernel &k, const std::vector<Recorded
   return out;
 }
 
-}  // namespace
-
-void choose_flags_loops(std::vector<PlannedKernel> &kernels, const std::vector<RecordedOp> &ops) {
-  // Writes of kernels i+1.. as the loop walks back from the last kernel.
-  std::vector<Extent> later;
-  for (size_t i = kernels.size(); i-- > 0;) {
-    PlannedKernel &k = kernels[i];
-    if (!k.standalone) {
-      bool untouched = true;
-      for (size_t s = 0; s < k.slots.size() && untouched; ++s) {
-        const SlotBinding &b = k.slots[s];
-        if (!b.read || k.spec.slots[s].scalar || !b.view->buffer) continue;
-        const Extent read{b.view->buffer.get(), b.lo, b.hi};
-        for (const Extent &w : later) untouched = untouched && !w.overlaps(read);
-      }
-      // The kernel's own in-place writes are no obstacle: ops that read an
-      // overwritten slot compute their flags in the main loop (codegen).
-      k.spec.flags_loop =
-          untouched ? FusedKernelSpec::FlagsLoop::Deferred : FusedKernelSpec::FlagsLoop::InKernel;
-    }
-    const std::vector<Extent> w = writes_of(k, ops);
-    later.insert(later.end(), w.begin(), w.end());
+// What a fused kernel's flags pass reads again.
+std::vector<Extent> reads_of(const PlannedKernel &k) {
+  std::vector<Extent> in;
+  for (size_t s = 0; s < k.slots.size() && !k.standalone; ++s) {
+    const SlotBinding &b = k.slots[s];
+    if (b.read && !k.spec.slots[s].scalar && b.view->buffer)
+      in.push_back({b.view->buffer.get(), b.lo, b.hi});
   }
+  return in;
 }
 
-void run_flags_passes(const std::vector<PlannedKernel> &kernels,
-                      const std::vector<size_t> &first_dispatch,
-                      const std::vector<vk::Dispatch> &batch, KernelStore &store,
-                      vk::Executor &executor, vk::BatchResult &result) {
+// Runs the flags passes of kernels [from, to), whose dispatches ran with
+// result words starting at `word`.
+void run_passes(const std::vector<PlannedKernel> &kernels,
+                const std::vector<size_t> &first_dispatch, const std::vector<vk::Dispatch> &batch,
+                size_t from, size_t to, size_t word, std::vector<uint32_t> &words,
+                KernelStore &store, vk::Executor &executor, vk::BatchResult &result) {
   std::vector<vk::Dispatch> passes;
-  std::vector<size_t> words;  // each pass's kernel's first flag word in result.fp_flags
-  size_t word = 0;
-  for (size_t i = 0, d = 0; i < kernels.size(); ++i) {
+  std::vector<size_t> at;  // each pass's kernel's first flag word in `words`
+  for (size_t i = from, d = first_dispatch[from]; i < to; ++i) {
     for (; d < first_dispatch[i]; ++d) word += batch[d].flag_words;
     const PlannedKernel &k = kernels[i];
     if (k.standalone || k.spec.flags_loop != FusedKernelSpec::FlagsLoop::Deferred ||
-        !(result.fp_flags[word] & kFlagsPassWanted))
+        !(words[word] & kFlagsPassWanted))
       continue;
-    result.fp_flags[word] &= ~kFlagsPassWanted;
+    words[word] &= ~kFlagsPassWanted;
     FusedKernelSpec spec = k.spec;
     spec.flags_loop = FusedKernelSpec::FlagsLoop::FlagsPass;
     vk::Dispatch pass = batch[first_dispatch[i]];
     pass.pipeline = store.pipeline(spec.key(), [&spec] { return generate_glsl(spec); });
     for (vk::Access &a : pass.accesses) a.write = false;
     passes.push_back(std::move(pass));
-    words.push_back(word);
+    at.push_back(word);
   }
   if (passes.empty()) return;
   vk::BatchResult flags = executor.run(passes);
-  for (size_t p = 0, at = 0; p < passes.size(); at += passes[p++].flag_words)
-    for (uint32_t w = 0; w < passes[p].flag_words; ++w)
-      result.fp_flags[words[p] + w] |= flags.fp_flags[at + w];
+  for (size_t p = 0, w0 = 0; p < passes.size(); w0 += passes[p++].flag_words)
+    for (uint32_t w = 0; w < passes[p].flag_words; ++w) words[at[p] + w] |= flags.fp_flags[w0 + w];
   result.device_seconds += flags.device_seconds;
   result.barriers += flags.barriers;
+}
+
+}  // namespace
+
+std::vector<size_t> choose_flags_loops(std::vector<PlannedKernel> &kernels,
+                                       const std::vector<RecordedOp> &ops) {
+  std::vector<size_t> cuts;
+  std::vector<Extent> reread;  // what the current segment's flags passes may read
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    PlannedKernel &k = kernels[i];
+    bool hazard = false;
+    for (const Extent &w : writes_of(k, ops))
+      for (const Extent &r : reread) hazard = hazard || w.overlaps(r);
+    if (hazard) {
+      cuts.push_back(i);
+      reread.clear();
+    }
+    // The kernel's own in-place writes are no obstacle: ops that read an
+    // overwritten slot compute their flags in the main loop (codegen).
+    if (!k.standalone) {
+      k.spec.flags_loop = FusedKernelSpec::FlagsLoop::Deferred;
+      const std::vector<Extent> r = reads_of(k);
+      reread.insert(reread.end(), r.begin(), r.end());
+    }
+  }
+  return cuts;
+}
+
+vk::BatchResult run_with_flags_passes(const std::vector<PlannedKernel> &kernels,
+                                      const std::vector<size_t> &first_dispatch,
+                                      std::vector<vk::Dispatch> &batch,
+                                      const std::vector<size_t> &cuts, KernelStore &store,
+                                      vk::Executor &executor) {
+  vk::BatchResult result;
+  std::vector<size_t> bounds{0};
+  bounds.insert(bounds.end(), cuts.begin(), cuts.end());
+  bounds.push_back(kernels.size());
+  for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+    const size_t from = bounds[s], to = bounds[s + 1];
+    std::vector<vk::Dispatch> part(batch.begin() + long(first_dispatch[from]),
+                                   batch.begin() + long(first_dispatch[to]));
+    vk::BatchResult r = executor.run(part);
+    const size_t word = result.fp_flags.size();
+    result.fp_flags.insert(result.fp_flags.end(), r.fp_flags.begin(), r.fp_flags.end());
+    result.dispatch_ns.insert(result.dispatch_ns.end(), r.dispatch_ns.begin(), r.dispatch_ns.end());
+    result.device_seconds += r.device_seconds;
+    result.barriers += r.barriers;
+    run_passes(kernels, first_dispatch, batch, from, to, word, result.fp_flags, store, executor,
+               result);
+  }
+  return result;
 }
 
 }  // namespace npvk
