@@ -119,8 +119,7 @@ NPVK_API npvk_status npvk_managed_sync(void) {
 
 NPVK_API npvk_status npvk_managed_flush(void) {
   return guarded([&] {
-    if (ManagedMemory *mm = ManagedMemory::instance())
-      mm->sync_all(&npvk_managed_stats::host_syncs_explicit, false);
+    if (ManagedMemory *mm = ManagedMemory::instance()) mm->flush_queued();
   });
 }
 

@@ -388,12 +388,13 @@ void ManagedMemory::give_alias(Allocation &a) {
 
 std::shared_ptr<Buffer> ManagedMemory::buffer_of(Allocation &a) {
   if (!a.buffer) {
-    // The pages are current (a new buffer means no device work used them),
-    // so a mirrored buffer starts as a copy of them.
+    // The pages are current (a new buffer means no device work used them).
+    // A mirrored buffer's copy is uploaded at its first use that reads them
+    // (before_use): an op that only writes the array needs no upload.
     if (a.state != State::Host) protect(a, State::Host);
-    a.buffer = ctx_->wrap_host(a.alias ? a.alias : a.base, a.mapped);
+    a.buffer = ctx_->wrap_host(a.alias ? a.alias : a.base, a.mapped, false);
     a.buffer->managed = &a;
-    a.device_valid = true;
+    a.device_valid = false;
   }
   return a.buffer;
 }
@@ -432,7 +433,7 @@ void ManagedMemory::open_for(Allocation &a, bool write) {
     set_protection(a, PROT_READ);
 }
 
-void ManagedMemory::before_use(Buffer &buffer, bool write) {
+void ManagedMemory::before_use(Buffer &buffer, bool write, const Overwrite *overwrite) {
   Allocation &a = *static_cast<Allocation *>(buffer.managed);
   if (buffer.zero_copy) {
     if (write)
@@ -440,22 +441,25 @@ void ManagedMemory::before_use(Buffer &buffer, bool write) {
     else if (a.state == State::Host)
       restrict_to(a, State::DeviceReads);
   } else {
-    if (!a.device_valid) {
+    // An op that writes every byte of the array and reads none (a new
+    // output, or a reused allocation's) needs none of the host's bytes.
+    const bool overwritten = overwrite && overwrite->lo <= 0 && overwrite->hi >= int64_t(a.size);
+    if (!a.device_valid && !overwritten) {
       // The host changed the pages since the device last saw them. Queued
-      // work must see the old contents, so it runs before the upload. That
-      // flush comes while an op is being recorded: its operands before this
-      // one must stay queued (see after_flush).
+      // work that uses them must see the old contents, so it runs before
+      // the upload. That flush comes while an op is being recorded: its
+      // operands before this one must stay queued (see after_flush).
       if (a.state != State::Host) protect(a, State::Host);
       flushing_in_record_ = true;
       try {
-        ctx_->host_modified(buffer);
+        ctx_->host_modified(buffer, a.queued);
       } catch (...) {
         flushing_in_record_ = false;
         throw;
       }
       flushing_in_record_ = false;
-      a.device_valid = true;
     }
+    a.device_valid = true;
     if (write)
       protect(a, State::Device);
     else if (a.state == State::Host)
@@ -656,6 +660,16 @@ void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason, bool open_pag
   }
   // Opening current pages is no sync.
   if (work) note_sync(reason, fork ? NPVK_SYNC_FORK : exit ? NPVK_SYNC_EXIT : NPVK_SYNC_EXPLICIT);
+}
+
+void ManagedMemory::flush_queued() {
+  ContextLock lock(ctx_->mutex());
+  if (!ctx_->has_pending()) return;
+  {
+    Profiler::Scope scope(ctx_->profiler(), Phase::SyncExplicit);
+    ctx_->flush();
+  }
+  note_sync(&npvk_managed_stats::host_syncs_explicit, NPVK_SYNC_EXPLICIT);
 }
 
 void ManagedMemory::at_exit() {

@@ -81,12 +81,15 @@ class ManagedMemory : public MemoryObserver {
   // Runs all queued work and makes every allocation current; `open_pages`
   // also opens pages left closed after device work (disable, fork, exit).
   void sync_all(uint64_t npvk_managed_stats::*reason, bool open_pages);
+  // Runs all queued work and nothing more (npvk_managed_flush): results stay
+  // where the work left them until the host touches them.
+  void flush_queued();
 
   npvk_managed_stats stats() const { return stats_; }
   static void set_sync_hook(npvk_sync_hook hook, void *user);
 
   // MemoryObserver
-  void before_use(Buffer &buffer, bool write) override;
+  void before_use(Buffer &buffer, bool write, const Overwrite *overwrite) override;
   void before_flush() override;
   void after_flush() override;
   void before_evict(Buffer &buffer) override;

@@ -19,8 +19,14 @@ class Buffer;
 class MemoryObserver {
  public:
   virtual ~MemoryObserver() = default;
-  // Before an operation that reads or writes `buffer` is queued.
-  virtual void before_use(Buffer &buffer, bool write) = 0;
+  // Before an operation that reads or writes `buffer` is queued. `overwrite`
+  // is the byte range [lo, hi) of the buffer that the op writes whole and
+  // does not read (a new output), or null: those bytes of the host memory
+  // need no upload, which the op would overwrite anyway.
+  struct Overwrite {
+    int64_t lo, hi;
+  };
+  virtual void before_use(Buffer &buffer, bool write, const Overwrite *overwrite) = 0;
   // Around the execution of every flushed batch.
   virtual void before_flush() = 0;
   virtual void after_flush() = 0;

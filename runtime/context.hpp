@@ -45,14 +45,16 @@ class Context : public std::enable_shared_from_this<Context> {
 
   // Buffers (runtime/residency.hpp).
   std::shared_ptr<Buffer> create_buffer(uint64_t size);
-  std::shared_ptr<Buffer> wrap_host(void *host, uint64_t size);
+  std::shared_ptr<Buffer> wrap_host(void *host, uint64_t size, bool upload = true);
   // A zero-copy wrap's pages are now reached at `host` (another mapping of
   // them): imports them there. No queued work may use the buffer.
   void rewrap_host(Buffer &buffer, void *host) { residency_->rewrap_host(buffer, host); }
   void write(Buffer &buffer, uint64_t offset, const void *src, uint64_t size);
   void read(Buffer &buffer, uint64_t offset, void *dst, uint64_t size);
   void sync_buffer(Buffer &buffer);
-  void host_modified(Buffer &buffer);
+  // The host wrote a wrapped buffer's memory: uploads it, after running the
+  // queued work first where `queued` (it must see the old contents).
+  void host_modified(Buffer &buffer, bool queued = true);
 
   // Recording (runtime/recorder.hpp; npvk_apply, npvk_reduce, npvk_matmul,
   // npvk_accumulate).

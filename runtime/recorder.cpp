@@ -64,7 +64,21 @@ void Recorder::prepare(const View *const *operands, uint32_t n, uint32_t nin) {
   residency_.make_resident(used, n);
   for (uint32_t k = 0; k < n; ++k) {
     const View &v = *operands[k];
-    if (!v.scalar && v.buffer->managed && observer_) observer_->before_use(*v.buffer, k >= nin);
+    if (v.scalar || !v.buffer->managed || !observer_) continue;
+    // An output whose elements fill its byte extent, in a buffer no input
+    // reads: the op overwrites those bytes whole.
+    MemoryObserver::Overwrite whole{};
+    bool overwrites = k >= nin;
+    for (uint32_t i = 0; i < nin && overwrites; ++i)
+      overwrites = operands[i]->scalar || operands[i]->buffer != v.buffer;
+    if (overwrites) {
+      const int64_t item = int64_t(dtype_info(v.dtype).itemsize);
+      v.byte_extent(item, whole.lo, whole.hi);
+      for (uint32_t d = 0; d < v.ndim; ++d)
+        overwrites = overwrites && (v.shape[d] < 2 || v.strides[d] != 0);
+      overwrites = overwrites && whole.hi - whole.lo == v.size() * item;
+    }
+    observer_->before_use(*v.buffer, k >= nin, overwrites ? &whole : nullptr);
   }
 }
 

@@ -70,7 +70,7 @@ void Residency::remember(const std::shared_ptr<Buffer> &buffer) {
 }
 
 std::shared_ptr<Buffer> Residency::wrap_host(std::shared_ptr<Context> ctx, void *host,
-                                             uint64_t size, bool allow_import) {
+                                             uint64_t size, bool allow_import, bool upload) {
   inject_alloc_fault();
   require(host != nullptr, NPVK_ERR_INVALID_ARGUMENT, "host memory is null");
   auto buffer = std::make_shared<Buffer>(std::move(ctx), size);
@@ -97,7 +97,7 @@ std::shared_ptr<Buffer> Residency::wrap_host(std::shared_ptr<Context> ctx, void 
     // A copy that does not fit the budget now is made at its first device
     // use, where queued work can be flushed to make room.
     if (make_room(size, nullptr, 0))
-      allocate_copy(*buffer);
+      allocate_copy(*buffer, upload);
     else
       buffer->evicted = true;
   }
@@ -230,13 +230,13 @@ void Residency::evict(Buffer &buffer) {
   if (buffer.managed && observer_) observer_->after_evict(buffer);
 }
 
-void Residency::allocate_copy(Buffer &buffer) {
+void Residency::allocate_copy(Buffer &buffer, bool upload) {
   auto copy =
       std::make_unique<vk::DeviceBuffer>(device_, buffer.size(), vk::MemoryPlacement::DeviceLocal);
   copy->charge(&held_);
   buffer.device = std::move(copy);
   try {
-    transfer(buffer, 0, buffer.host, buffer.size(), true);
+    if (upload) transfer(buffer, 0, buffer.host, buffer.size(), true);
   } catch (...) {
     buffer.device.reset();
     throw;

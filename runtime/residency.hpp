@@ -35,8 +35,10 @@ class Residency {
 
   std::shared_ptr<Buffer> create_buffer(std::shared_ptr<Context> ctx, uint64_t size);
   // `allow_import`: false forces a mirrored buffer (NPVK_ZERO_COPY=0).
+  // `upload`: a mirrored buffer's device copy starts as a copy of the host
+  // memory; false leaves it unwritten (the caller uploads when it is read).
   std::shared_ptr<Buffer> wrap_host(std::shared_ptr<Context> ctx, void *host, uint64_t size,
-                                    bool allow_import);
+                                    bool allow_import, bool upload = true);
   void rewrap_host(Buffer &buffer, void *host);
   // Copies between a buffer's device memory and host memory.
   void transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t size, bool to_device);
@@ -62,7 +64,7 @@ class Residency {
   void remember(const std::shared_ptr<Buffer> &buffer);
   bool make_room(uint64_t need, Buffer *const *keep, size_t count);
   void evict(Buffer &buffer);
-  void allocate_copy(Buffer &buffer);
+  void allocate_copy(Buffer &buffer, bool upload = true);
   void inject_alloc_fault();
 
   vk::Device &device_;

@@ -3,9 +3,11 @@
 # run each, validation layer on. Each run ends with pytest's summary line,
 # after a line naming the NumPy and Python it ran under.
 #
-#   NUMPY_VERSIONS="system newest older"   (the default)
+#   NUMPY_VERSIONS="system newest older mirrored"   (the default)
 #     system  Debian's python3 and NumPy, with the CMake build's package
 #             (build/python; scripts/build.sh makes it)
+#     mirrored  system again with NPVK_ZERO_COPY=0: device copies of every
+#             array, the memory path of discrete GPUs, on lavapipe
 #     newest  the newest NumPy 2.x on PyPI, in a venv with npvk's wheel
 #     older   an older NumPy 2.x in a venv with the wheel: 2.0 where the
 #             Python has its wheels (3.9-3.12), else 2.1
@@ -19,7 +21,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build}"
 python=/usr/bin/python3
-versions=(${NUMPY_VERSIONS:-system newest older})
+versions=(${NUMPY_VERSIONS:-system newest older mirrored})
 export NPVK_CACHE_DIR="${NPVK_CACHE_DIR:-$PWD/$build_dir/test-kernel-cache}"
 export NPVK_VALIDATION=1 PYTHONDONTWRITEBYTECODE=1
 pytest_args=(-q -p no:cacheprovider tests/python "$@")
@@ -51,8 +53,12 @@ build_wheel() {
 status=0
 summaries=()
 for v in "${versions[@]}"; do
+  mode=""
   if [ "$v" = system ]; then
     run=(env PYTHONPATH="$PWD/$build_dir/python" "$python")
+  elif [ "$v" = mirrored ]; then
+    run=(env PYTHONPATH="$PWD/$build_dir/python" NPVK_ZERO_COPY=0 "$python")
+    mode=", NPVK_ZERO_COPY=0"
   else
     build_wheel || { echo "test-python: the wheel did not build"; exit 1; }
     venv="$build_dir/venvs/numpy-$v"
@@ -64,7 +70,7 @@ for v in "${versions[@]}"; do
     "$venv/bin/pip" install -q --force-reinstall --no-deps "$wheel" || { status=1; continue; }
     run=(env -u PYTHONPATH "$venv/bin/python")
   fi
-  label=$("${run[@]}" -c 'import sys, numpy; print(f"numpy {numpy.__version__}, python {sys.version.split()[0]}")')
+  label=$("${run[@]}" -c 'import sys, numpy; print(f"numpy {numpy.__version__}, python {sys.version.split()[0]}")')$mode
   echo "== test-python: the Python suite under $label =="
   "${run[@]}" -m pytest "${pytest_args[@]}"
   rc=$?

@@ -605,9 +605,10 @@ NPVK_API npvk_status npvk_managed_host_access(const void *ptr, uint64_t size, in
 /* Runs all pending work; every managed allocation is then host-current and
  * open to the host (also to system calls the syscall guard does not see). */
 NPVK_API npvk_status npvk_managed_sync(void);
-/* As npvk_managed_sync, but pages that device work left protected stay so
- * until the first host access opens them (no page-table walk per array):
- * for code that needs the work done, not the pages open. */
+/* Runs all pending work, and nothing more: pages that device work left
+ * protected stay so, and mirrored memory (a discrete GPU, NPVK_ZERO_COPY=0)
+ * is downloaded at its first host access, as after any flush. For code that
+ * needs the work done (its FP errors known), not the memory current. */
 NPVK_API npvk_status npvk_managed_flush(void);
 /* Tells npvk that the program is about to start another thread that may use
  * managed memory. With NPVK_PAGE_ALIAS unset, managed memory then gives each
