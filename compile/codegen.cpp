@@ -17,27 +17,67 @@ namespace npvk {
 
 using namespace glsl;
 
+namespace {
+
+// Which memory slots the loop loads from or stores to, and which an element
+// loads and then overwrites (in-place updates).
+struct SlotUse {
+  std::vector<bool> loaded, touched, overwritten;
+};
+
+SlotUse slot_use(const FusedKernelSpec &s) {
+  const size_t nslots = s.slots.size();
+  SlotUse u{std::vector<bool>(nslots), std::vector<bool>(nslots), std::vector<bool>(nslots)};
+  std::vector<bool> written(nslots, false);
+  for (const FusedKernelSpec::Step &st : s.steps) {
+    for (uint32_t k = 0; k < st.op.nin; ++k)
+      if (!written[st.slot[k]] && !s.slots[st.slot[k]].scalar) u.loaded[st.slot[k]] = true;
+    for (uint32_t k = st.op.nin; k < st.op.count(); ++k) written[st.slot[k]] = true;
+  }
+  for (size_t k = 0; k < nslots; ++k) {
+    u.touched[k] = u.loaded[k] || (written[k] && s.slots[k].stored);
+    u.overwritten[k] = u.loaded[k] && written[k] && s.slots[k].stored;
+  }
+  return u;
+}
+
+// Whether the op's float results can raise flags.
+bool float_flags(const KernelSpec &op) {
+  const DtypeInfo &res = result_type(op);
+  return op_info(op.op).fp != FpRule::None &&
+         (res.kind == DtypeKind::Float || std::string(res.glsl_compute) == "double");
+}
+
+// Steps that depend on a value the element overwrote in place ("tainted":
+// an accumulation `s += x`), which the flags loop cannot recompute.
+std::vector<bool> tainted_steps(const FusedKernelSpec &s, const std::vector<bool> &overwritten) {
+  std::vector<bool> tainted_step(s.steps.size(), false), tainted = overwritten;
+  for (size_t j = 0; j < s.steps.size(); ++j) {
+    const FusedKernelSpec::Step &st = s.steps[j];
+    for (uint32_t k = 0; k < st.op.nin; ++k)
+      tainted_step[j] = tainted_step[j] || tainted[st.slot[k]];
+    for (uint32_t k = st.op.nin; k < st.op.count(); ++k) tainted[st.slot[k]] = tainted_step[j];
+  }
+  return tainted_step;
+}
+
+}  // namespace
+
+bool has_flags_loop(const FusedKernelSpec &s) {
+  const std::vector<bool> tainted = tainted_steps(s, slot_use(s).overwritten);
+  for (size_t j = 0; j < s.steps.size(); ++j)
+    if (float_flags(s.steps[j].op) && !tainted[j]) return true;
+  return false;
+}
+
 std::string generate_glsl(const FusedKernelSpec &s) {
   const uint32_t nslots = uint32_t(s.slots.size());
   require(nslots <= kMaxKernelSlots && !s.steps.empty(), NPVK_ERR_INTERNAL,
           "a kernel needs 1 to " + std::to_string(kMaxKernelSlots) + " slots and a step");
   std::ostringstream out;
-  // Which memory slots the loop loads from or stores to.
-  std::vector<bool> loaded(nslots, false), touched(nslots, false);
-  // Slots an element loads and then overwrites (in-place updates).
-  std::vector<bool> overwritten(nslots, false);
-  {
-    std::vector<bool> written(nslots, false);
-    for (const FusedKernelSpec::Step &st : s.steps) {
-      for (uint32_t k = 0; k < st.op.nin; ++k)
-        if (!written[st.slot[k]] && !s.slots[st.slot[k]].scalar) loaded[st.slot[k]] = true;
-      for (uint32_t k = st.op.nin; k < st.op.count(); ++k) written[st.slot[k]] = true;
-    }
-    for (uint32_t k = 0; k < nslots; ++k) {
-      touched[k] = loaded[k] || (written[k] && s.slots[k].stored);
-      overwritten[k] = loaded[k] && written[k] && s.slots[k].stored;
-    }
-  }
+  const SlotUse use = slot_use(s);
+  const std::vector<bool> &loaded = use.loaded, &touched = use.touched,
+                          &overwritten = use.overwritten;
   std::set<npvk_dtype> stored_types;
   for (uint32_t k = 0; k < nslots; ++k)
     if (touched[k]) stored_types.insert(s.slots[k].dtype);
@@ -104,23 +144,10 @@ std::string generate_glsl(const FusedKernelSpec &s) {
   // classes of their values (fp_flags_accumulate). Each op's flags gather in
   // a register, published after the loops by one atomic per op per
   // invocation.
-  auto float_flags = [](const KernelSpec &op) {
-    const DtypeInfo &res = result_type(op);
-    return op_info(op.op).fp != FpRule::None &&
-           (res.kind == DtypeKind::Float || std::string(res.glsl_compute) == "double");
-  };
-  std::vector<bool> tainted_step(s.steps.size(), false);
+  const std::vector<bool> tainted_step = tainted_steps(s, overwritten);
   bool any_rare_flags = false;
-  {
-    std::vector<bool> tainted = overwritten;
-    for (size_t j = 0; j < s.steps.size(); ++j) {
-      const FusedKernelSpec::Step &st = s.steps[j];
-      for (uint32_t k = 0; k < st.op.nin; ++k)
-        tainted_step[j] = tainted_step[j] || tainted[st.slot[k]];
-      for (uint32_t k = st.op.nin; k < st.op.count(); ++k) tainted[st.slot[k]] = tainted_step[j];
-      any_rare_flags |= float_flags(st.op) && !tainted_step[j];
-    }
-  }
+  for (size_t j = 0; j < s.steps.size(); ++j)
+    any_rare_flags = any_rare_flags || (float_flags(s.steps[j].op) && !tainted_step[j]);
   std::vector<bool> watched(s.steps.size());
   for (size_t j = 0; j < s.steps.size(); ++j)
     watched[j] = float_flags(s.steps[j].op) && !tainted_step[j];

@@ -20,6 +20,9 @@ struct DeviceTraits {
 // kernels by needs_float64() before any is generated. So generate_glsl
 // takes no traits.
 std::string generate_glsl(const FusedKernelSpec &spec);
+// Whether the kernel has a flags loop (FusedKernelSpec::flags_loop): a float
+// op with flags that does not depend on a value the element overwrote.
+bool has_flags_loop(const FusedKernelSpec &spec);
 // Whether the kernel needs float64 arithmetic (so a device without it cannot run it).
 bool needs_float64(const KernelSpec &spec);
 

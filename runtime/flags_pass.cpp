@@ -1,5 +1,9 @@
 #include "runtime/flags_pass.hpp"
 
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+
 #include "compile/codegen.hpp"
 #include "compile/kernel_abi.hpp"
 #include "runtime/buffer.hpp"
@@ -11,7 +15,6 @@ namespace {
 struct Extent {
   const Buffer *buffer;
   int64_t lo, hi;
-  bool overlaps(const Extent &o) const { return buffer == o.buffer && lo < o.hi && o.lo < hi; }
 };
 
 // What a kernel may write: a fused kernel's stored slots, or its ops' outputs.
@@ -78,22 +81,30 @@ void run_passes(const std::vector<PlannedKernel> &kernels,
 std::vector<size_t> choose_flags_loops(std::vector<PlannedKernel> &kernels,
                                        const std::vector<RecordedOp> &ops) {
   std::vector<size_t> cuts;
-  std::vector<Extent> reread;  // what the current segment's flags passes may read
+  // What the current segment's flags passes may read, per buffer as one
+  // byte range covering all (a false overlap costs a submission, not a
+  // result; a flush of thousands of kernels stays linear).
+  std::unordered_map<const Buffer *, std::pair<int64_t, int64_t>> reread;
   for (size_t i = 0; i < kernels.size(); ++i) {
     PlannedKernel &k = kernels[i];
     bool hazard = false;
-    for (const Extent &w : writes_of(k, ops))
-      for (const Extent &r : reread) hazard = hazard || w.overlaps(r);
+    for (const Extent &w : writes_of(k, ops)) {
+      auto r = reread.find(w.buffer);
+      hazard = hazard || (r != reread.end() && w.lo < r->second.second && r->second.first < w.hi);
+    }
     if (hazard) {
       cuts.push_back(i);
       reread.clear();
     }
-    // The kernel's own in-place writes are no obstacle: ops that read an
-    // overwritten slot compute their flags in the main loop (codegen).
-    if (!k.standalone) {
-      k.spec.flags_loop = FusedKernelSpec::FlagsLoop::Deferred;
-      const std::vector<Extent> r = reads_of(k);
-      reread.insert(reread.end(), r.begin(), r.end());
+    // A kernel without a flags loop never asks for a pass (its in-place ops
+    // compute their flags in the main loop), nor does its own writes' order
+    // matter to its pass.
+    if (k.standalone || !has_flags_loop(k.spec)) continue;
+    k.spec.flags_loop = FusedKernelSpec::FlagsLoop::Deferred;
+    for (const Extent &r : reads_of(k)) {
+      auto [at, fresh] = reread.try_emplace(r.buffer, r.lo, r.hi);
+      if (!fresh)
+        at->second = {std::min(at->second.first, r.lo), std::max(at->second.second, r.hi)};
     }
   }
   return cuts;
