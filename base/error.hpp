@@ -27,4 +27,20 @@ inline void require(bool condition, npvk_status status, const std::string &messa
   if (!condition) fail(status, message);
 }
 
+// A literal message becomes a string only when the check fails (most
+// messages are longer than the small-string buffer: an allocation per check).
+inline void require(bool condition, npvk_status status, const char *message) {
+  if (!condition) fail(status, message);
+}
+
 }  // namespace npvk
+
+// require() for messages built from values: the message expression is
+// evaluated only when the check fails, so the recording path, which checks
+// every operand of every op, builds no strings.
+#define NPVK_REQUIRE(condition, status, message)         \
+  do {                                                   \
+    if (!(condition)) ::npvk::fail((status), (message)); \
+  } while (false)
+
+namespace npvk {}  // namespace npvk

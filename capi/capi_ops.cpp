@@ -53,9 +53,11 @@ NPVK_API npvk_status npvk_apply(npvk_context h, npvk_op op, uint32_t nin, const 
     require((inputs || nin == 0) && outputs, NPVK_ERR_INVALID_ARGUMENT, "operand array is null");
     auto ctx = get_context(h);
     std::vector<std::shared_ptr<View>> views;
+    views.reserve(nin + nout);
     for (uint32_t k = 0; k < nin + nout; ++k)
       views.push_back(get_view(k < nin ? inputs[k] : outputs[k - nin]));
     std::vector<const View *> operands;
+    operands.reserve(nin + nout);
     for (auto &v : views) operands.push_back(v.get());
     ContextLock lock(ctx->mutex());
     ctx->apply(op, operands, nin);

@@ -25,8 +25,8 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
     const View &o = *ops[k];
     bool same = o.ndim == nd;
     for (uint32_t d = 0; same && d < nd; ++d) same = o.shape[d] == out0.shape[d];
-    require(same, NPVK_ERR_SHAPE_MISMATCH,
-            "outputs differ in shape: " + shape_string(out0) + " and " + shape_string(o));
+    NPVK_REQUIRE(same, NPVK_ERR_SHAPE_MISMATCH,
+                 "outputs differ in shape: " + shape_string(out0) + " and " + shape_string(o));
   }
 
   // Full-rank element strides per operand, with broadcasting applied.
@@ -34,18 +34,18 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
   for (size_t k = 0; k < nops; ++k) {
     const View &v = *ops[k];
     if (v.scalar) continue;
-    require(v.ndim <= nd, NPVK_ERR_SHAPE_MISMATCH,
-            "operand " + std::to_string(k) + " of shape " + shape_string(v) +
-                " has more dimensions than the output " + shape_string(out0));
+    NPVK_REQUIRE(v.ndim <= nd, NPVK_ERR_SHAPE_MISMATCH,
+                 "operand " + std::to_string(k) + " of shape " + shape_string(v) +
+                     " has more dimensions than the output " + shape_string(out0));
     const int64_t item = dtype_info(v.dtype).itemsize;
     for (uint32_t j = 0; j < v.ndim; ++j) {
       uint32_t d = nd - v.ndim + j;  // aligned at the last dimension
       if (v.shape[j] == out0.shape[d]) {
         strides[k][d] = v.shape[j] == 1 ? 0 : v.strides[j] / item;
       } else {
-        require(v.shape[j] == 1, NPVK_ERR_SHAPE_MISMATCH,
-                "operand " + std::to_string(k) + " of shape " + shape_string(v) +
-                    " does not broadcast to the output shape " + shape_string(out0));
+        NPVK_REQUIRE(v.shape[j] == 1, NPVK_ERR_SHAPE_MISMATCH,
+                     "operand " + std::to_string(k) + " of shape " + shape_string(v) +
+                         " does not broadcast to the output shape " + shape_string(out0));
       }
     }
   }
@@ -71,6 +71,8 @@ IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
     space.contiguous = true;
     return space;
   }
+  space.shape.reserve(shape.size());
+  for (auto &s : space.strides) s.reserve(shape.size());
   // Drop size-1 dimensions, then merge d into the previous kept dimension
   // wherever every operand steps through both as through one.
   for (size_t d = 0; d < shape.size(); ++d) {

@@ -93,11 +93,11 @@ constexpr OpInfo kOps[NPVK_OP_COUNT] = {
      "f32:($0 * uintBitsToFloat(0x3c8efa35u));($0 * uint64BitsToDouble(0x3f91df46a2529d39ul))"},
     {NPVK_OP_RAD2DEG, "rad2deg", 1, 1, Y, R::Same, kFloat,
      "f32:($0 * uintBitsToFloat(0x42652ee0u));($0 * uint64BitsToDouble(0x404ca5dc1a63c1f8ul))"},
-    {NPVK_OP_RINT, "rint", 1, 1, Y, R::Same, kFloat, "roundEven($0)", M, false, H::Exact},
+    {NPVK_OP_RINT, "rint", 1, 1, Y, R::Same, kFloat, "npvk_rint($0)", M, false, H::Exact},
     // NumPy 2's bool and integer loops return their input.
     {NPVK_OP_FLOOR, "floor", 1, 1, Y, R::Same, kAll, "f:floor($0);$0", M, false, H::Exact},
     {NPVK_OP_CEIL, "ceil", 1, 1, Y, R::Same, kAll, "f:ceil($0);$0", M, false, H::Exact},
-    {NPVK_OP_TRUNC, "trunc", 1, 1, Y, R::Same, kAll, "f:trunc($0);$0", M, false, H::Exact},
+    {NPVK_OP_TRUNC, "trunc", 1, 1, Y, R::Same, kAll, "f:npvk_trunc($0);$0", M, false, H::Exact},
     {NPVK_OP_COPYSIGN, "copysign", 2, 1, Y, R::Same, kFloat, "npvk_copysign($0, $1)", M, false,
      H::Exact},
     {NPVK_OP_NEXTAFTER, "nextafter", 2, 1, Y, R::Same, kFloat,

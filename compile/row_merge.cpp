@@ -15,7 +15,8 @@ void RowMerger::remember(npvk_op op, const std::vector<const View *> &operands, 
   nin_ = nin;
   count_ = uint32_t(operands.size());
   for (uint32_t k = 0; k < count_; ++k) {
-    View first = *operands[k];
+    View &first = first_[k];
+    first = *operands[k];
     if (!first.scalar) {
       // Stored as the first row of a 2-d view: shape (rows, n).
       first.ndim = 2;
@@ -24,7 +25,6 @@ void RowMerger::remember(npvk_op op, const std::vector<const View *> &operands, 
       first.shape[0] = 1;
       first.strides[0] = 0;
     }
-    first_[k] = first;
     outer_[k] = 0;
   }
   rows_ = 1;

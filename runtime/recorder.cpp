@@ -1,6 +1,7 @@
 #include "runtime/recorder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "base/error.hpp"
@@ -51,10 +52,12 @@ Recorder::Recorder(Context &ctx, std::vector<RecordedOp> &pending, std::function
       profiler_(profiler),
       limits_(limits) {}
 
-void Recorder::check_operand(const View &v, const std::string &what) const {
-  require(v.ctx.get() == &ctx_, NPVK_ERR_INVALID_ARGUMENT, what + " belongs to another context");
-  require(v.scalar || v.buffer->has_memory(), NPVK_ERR_INVALID_HANDLE,
-          what + " refers to freed memory");
+void Recorder::check_operand(const View &v, const char *what, int index) const {
+  auto name = [&] { return what + (index < 0 ? std::string() : " " + std::to_string(index)); };
+  NPVK_REQUIRE(v.ctx.get() == &ctx_, NPVK_ERR_INVALID_ARGUMENT,
+               name() + " belongs to another context");
+  NPVK_REQUIRE(v.scalar || v.buffer->has_memory(), NPVK_ERR_INVALID_HANDLE,
+               name() + " refers to freed memory");
 }
 
 void Recorder::prepare(const View *const *operands, uint32_t n, uint32_t nin) {
@@ -188,31 +191,31 @@ void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uin
                       bool replace_last) {
   const OpInfo &info = op_info(op);
   const uint32_t n = uint32_t(operands.size());
-  require(nin == info.nin && n - nin == info.nout, NPVK_ERR_INVALID_ARGUMENT,
-          std::string(info.name) + " takes " + std::to_string(info.nin) + " inputs and " +
-              std::to_string(info.nout) + " outputs, got " + std::to_string(nin) + " and " +
-              std::to_string(n - nin));
+  NPVK_REQUIRE(nin == info.nin && n - nin == info.nout, NPVK_ERR_INVALID_ARGUMENT,
+               std::string(info.name) + " takes " + std::to_string(info.nin) + " inputs and " +
+                   std::to_string(info.nout) + " outputs, got " + std::to_string(nin) + " and " +
+                   std::to_string(n - nin));
   npvk_dtype dtypes[kMaxOperands];
   for (uint32_t k = 0; k < n; ++k) {
     const View &v = *operands[k];
-    check_operand(v, "operand " + std::to_string(k));
-    require(k < nin || !v.scalar, NPVK_ERR_INVALID_ARGUMENT,
-            "output " + std::to_string(k - nin) + " is a scalar view; outputs need memory");
+    check_operand(v, "operand", int(k));
+    NPVK_REQUIRE(k < nin || !v.scalar, NPVK_ERR_INVALID_ARGUMENT,
+                 "output " + std::to_string(k - nin) + " is a scalar view; outputs need memory");
     dtypes[k] = v.dtype;
   }
   const char *reason = nullptr;
-  require(info.implemented, NPVK_ERR_UNSUPPORTED,
-          std::string("npvk does not implement ") + info.name + " yet");
+  NPVK_REQUIRE(info.implemented, NPVK_ERR_UNSUPPORTED,
+               std::string("npvk does not implement ") + info.name + " yet");
   if (!op_has_loop(info, dtypes, n, &reason))
     fail(NPVK_ERR_BAD_DTYPE, std::string(info.name) + ": " + reason);
   std::string why;
-  require(supported(op, dtypes, n, &why), NPVK_ERR_UNSUPPORTED, why);
+  NPVK_REQUIRE(supported(op, dtypes, n, &why), NPVK_ERR_UNSUPPORTED, why);
 
   IterationSpace space = plan_iteration(operands, nin);
 
   // An output may be an input exactly (in place); any other overlap would
   // make the result depend on the order in which elements are computed.
-  std::vector<std::pair<int64_t, int64_t>> extent(n);
+  std::array<std::pair<int64_t, int64_t>, kMaxOperands> extent{};
   for (uint32_t k = 0; k < n; ++k)
     if (!operands[k]->scalar)
       operands[k]->byte_extent(dtype_info(dtypes[k]).itemsize, extent[k].first, extent[k].second);
@@ -224,9 +227,9 @@ void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uin
                       views_interleave_apart(a, b);
       bool same = k < nin && a.offset == b.offset && a.dtype == b.dtype &&
                   (space.strides.empty() || space.strides[k] == space.strides[o]);
-      require(disjoint || same || space.count == 0, NPVK_ERR_INVALID_ARGUMENT,
-              "output " + std::to_string(o - nin) + " overlaps operand " + std::to_string(k) +
-                  " without being the same elements");
+      NPVK_REQUIRE(disjoint || same || space.count == 0, NPVK_ERR_INVALID_ARGUMENT,
+                   "output " + std::to_string(o - nin) + " overlaps operand " + std::to_string(k) +
+                       " without being the same elements");
     }
   }
 
@@ -239,8 +242,8 @@ void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uin
   // this row on its own rather than running the earlier rows twice.
   const uint64_t flushes = stats_.flushes;
   prepare(operands.data(), n, nin);
-  require(!replace_last || (stats_.flushes == flushes && !pending_.empty()), NPVK_ERR_INTERNAL,
-          "the queued row was flushed while its next row was recorded");
+  NPVK_REQUIRE(!replace_last || (stats_.flushes == flushes && !pending_.empty()), NPVK_ERR_INTERNAL,
+               "the queued row was flushed while its next row was recorded");
 
   RecordedOp rec;
   rec.spec.op = op;
@@ -269,12 +272,12 @@ void Recorder::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &a
     if (v) check_operand(*v, "a reduction's operand");
   ReduceOp r =
       plan_reduction(op, in, axes, out, limits_.max_groups * kWorkgroupSize, limits_.loop_budget);
-  require(limits_.traits.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
-          NPVK_ERR_UNSUPPORTED,
-          std::string(op_info(op).name) + ".reduce: the device lacks shaderFloat64");
+  NPVK_REQUIRE(limits_.traits.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
+               NPVK_ERR_UNSUPPORTED,
+               std::string(op_info(op).name) + ".reduce: the device lacks shaderFloat64");
   if (initial) {
-    require(initial->scalar && initial->dtype == out.dtype, NPVK_ERR_INVALID_ARGUMENT,
-            "initial must be a scalar view of the output's dtype");
+    NPVK_REQUIRE(initial->scalar && initial->dtype == out.dtype, NPVK_ERR_INVALID_ARGUMENT,
+                 "initial must be a scalar view of the output's dtype");
     r.has_init = true;
     r.init_bits = initial->scalar_bits;
   } else if (op == NPVK_OP_ADD && dtype_info(out.dtype).kind == DtypeKind::Float) {
@@ -286,9 +289,9 @@ void Recorder::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &a
   int64_t in_lo, in_hi, out_lo, out_hi;
   in.byte_extent(dtype_info(in.dtype).itemsize, in_lo, in_hi);
   out.byte_extent(dtype_info(out.dtype).itemsize, out_lo, out_hi);
-  require(in.buffer != out.buffer || in_hi <= out_lo || out_hi <= in_lo ||
-              views_interleave_apart(in, out) || r.outputs == 0,
-          NPVK_ERR_INVALID_ARGUMENT, "a reduction's output overlaps its input");
+  NPVK_REQUIRE(in.buffer != out.buffer || in_hi <= out_lo || out_hi <= in_lo ||
+                   views_interleave_apart(in, out) || r.outputs == 0,
+               NPVK_ERR_INVALID_ARGUMENT, "a reduction's output overlaps its input");
   if (r.outputs == 0) {
     ++stats_.ops_recorded;
     return;
@@ -302,9 +305,9 @@ void Recorder::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &a
     if (initial)
       fill.scalar_bits = initial->scalar_bits;
     else
-      require(reduce_identity(op, out.dtype, &fill.scalar_bits), NPVK_ERR_INVALID_ARGUMENT,
-              std::string("zero-size reduction of ") + op_info(op).name +
-                  ", which has no identity, and no initial value");
+      NPVK_REQUIRE(reduce_identity(op, out.dtype, &fill.scalar_bits), NPVK_ERR_INVALID_ARGUMENT,
+                   std::string("zero-size reduction of ") + op_info(op).name +
+                       ", which has no identity, and no initial value");
     record(NPVK_OP_CAST, {&fill, &out}, 1, false);
     return;
   }
@@ -325,9 +328,9 @@ void Recorder::accumulate(npvk_op op, const View &in, uint32_t axis, const View 
   name_record(scope, op, ".accumulate");
   for (const View *v : {&in, &out}) check_operand(*v, "an accumulation's operand");
   ReduceOp r = plan_scan(op, in, axis, out);
-  require(limits_.traits.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
-          NPVK_ERR_UNSUPPORTED,
-          std::string(op_info(op).name) + ".accumulate: the device lacks shaderFloat64");
+  NPVK_REQUIRE(limits_.traits.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
+               NPVK_ERR_UNSUPPORTED,
+               std::string(op_info(op).name) + ".accumulate: the device lacks shaderFloat64");
   int64_t in_lo, in_hi, out_lo, out_hi;
   in.byte_extent(dtype_info(in.dtype).itemsize, in_lo, in_hi);
   out.byte_extent(dtype_info(out.dtype).itemsize, out_lo, out_hi);
@@ -335,9 +338,9 @@ void Recorder::accumulate(npvk_op op, const View &in, uint32_t axis, const View 
   // any other overlap is not.
   const bool same = in.buffer == out.buffer && in.offset == out.offset && in.dtype == out.dtype &&
                     in.strides == out.strides;
-  require(same || in.buffer != out.buffer || in_hi <= out_lo || out_hi <= in_lo ||
-              views_interleave_apart(in, out),
-          NPVK_ERR_INVALID_ARGUMENT, "an accumulation's output overlaps its input");
+  NPVK_REQUIRE(same || in.buffer != out.buffer || in_hi <= out_lo || out_hi <= in_lo ||
+                   views_interleave_apart(in, out),
+               NPVK_ERR_INVALID_ARGUMENT, "an accumulation's output overlaps its input");
   if (r.outputs == 0 || r.reduced == 0) {
     ++stats_.ops_recorded;
     return;
@@ -359,17 +362,18 @@ void Recorder::matmul(const View &a, const View &b, const View &c) {
   if (scope.tracing()) scope.set_args("\"op\":\"matmul\"");
   for (const View *v : {&a, &b, &c}) check_operand(*v, "a matmul operand");
   MatmulOp op = plan_matmul(a, b, c);
-  require(limits_.traits.float64 || op.dtype != NPVK_FLOAT64, NPVK_ERR_UNSUPPORTED,
-          "matmul: the device lacks shaderFloat64");
-  require((op.k + kMatmulTile - 1) / kMatmulTile <= limits_.loop_budget / 2, NPVK_ERR_UNSUPPORTED,
-          "matmul: the inner dimension is too long for this device's loop budget");
+  NPVK_REQUIRE(limits_.traits.float64 || op.dtype != NPVK_FLOAT64, NPVK_ERR_UNSUPPORTED,
+               "matmul: the device lacks shaderFloat64");
+  NPVK_REQUIRE((op.k + kMatmulTile - 1) / kMatmulTile <= limits_.loop_budget / 2,
+               NPVK_ERR_UNSUPPORTED,
+               "matmul: the inner dimension is too long for this device's loop budget");
   std::vector<int64_t> lo(3), hi(3);
   const View *views[3] = {&a, &b, &c};
   for (int v = 0; v < 3; ++v)
     views[v]->byte_extent(dtype_info(op.dtype).itemsize, lo[size_t(v)], hi[size_t(v)]);
   for (int v = 0; v < 2; ++v)
-    require(views[v]->buffer != c.buffer || hi[size_t(v)] <= lo[2] || hi[2] <= lo[size_t(v)],
-            NPVK_ERR_INVALID_ARGUMENT, "matmul's output overlaps an input");
+    NPVK_REQUIRE(views[v]->buffer != c.buffer || hi[size_t(v)] <= lo[2] || hi[2] <= lo[size_t(v)],
+                 NPVK_ERR_INVALID_ARGUMENT, "matmul's output overlaps an input");
   ++stats_.ops_recorded;
   if (op.tiles() == 0) return;
   if (op.k == 0) {

@@ -57,7 +57,8 @@ class Recorder {
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
   void remember_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
   // `what` names the operand in messages ("operand 2", "a matmul operand").
-  void check_operand(const View &v, const std::string &what) const;
+  // `what` names the operand in the error; `index` >= 0 is appended to it.
+  void check_operand(const View &v, const char *what, int index = -1) const;
   // What every recorded op does before it is queued: makes its operands'
   // memory resident and tells managed memory which it reads and writes.
   void prepare(const View *const *operands, uint32_t n, uint32_t nin);

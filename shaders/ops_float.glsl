@@ -116,6 +116,42 @@ NPVK_F npvk_ldexp(NPVK_F x, int n) {
   return NPVK_FROM_BITS(sign | q);  // a carry into the exponent field is right too
 }
 
+// trunc and roundEven on the bits. llvmpipe on CPUs without AVX-512 lowers
+// float64 trunc() and roundEven() of its 8-lane vectors (512 bits) through a
+// 32-bit integer conversion: wrong past 2^31 and for halfway cases, and -0
+// becomes +0. These are exact on every driver.
+NPVK_F npvk_trunc(NPVK_F x) {
+  NPVK_U b = NPVK_TO_BITS(x);
+  int m = NPVK_MANT_BITS;
+  int e = int((b & ~NPVK_SIGN_MASK) >> m) - int((NPVK_EXP_MASK >> m) >> 1);
+  if (e >= m) return x;                               // integral, inf or NaN
+  if (e < 0) return NPVK_FROM_BITS(b & NPVK_SIGN_MASK);  // |x| < 1
+  return NPVK_FROM_BITS(b & ~((NPVK_U(1) << (m - e)) - NPVK_U(1)));
+}
+
+// Round half to even (C's rint in the default rounding mode).
+NPVK_F npvk_rint(NPVK_F x) {
+  NPVK_U b = NPVK_TO_BITS(x);
+  NPVK_U sign = b & NPVK_SIGN_MASK;
+  NPVK_U mag = b & ~NPVK_SIGN_MASK;
+  int m = NPVK_MANT_BITS;
+  int e = int(mag >> m) - int((NPVK_EXP_MASK >> m) >> 1);
+  if (e >= m) return x;                      // integral, inf or NaN
+  if (e < -1) return NPVK_FROM_BITS(sign);  // |x| < 0.5
+  // The significand with its implicit bit; `sh` bits lie below the units.
+  NPVK_U unit = NPVK_U(1) << m;
+  NPVK_U sig = (mag & (unit - NPVK_U(1))) | unit;
+  int sh = m - e;
+  NPVK_U rest = sig & ((NPVK_U(1) << sh) - NPVK_U(1));
+  NPVK_U halfway = NPVK_U(1) << (sh - 1);
+  NPVK_U low = mag - rest;  // |x| truncated (for e = -1: zero)
+  NPVK_F t = e < 0 ? NPVK_F(0) : NPVK_FROM_BITS(low);
+  bool odd = e >= 0 && ((sig >> sh) & NPVK_U(1)) != NPVK_U(0);
+  // An integer below 2^m plus one: exact.
+  if (rest > halfway || (rest == halfway && odd)) t += NPVK_F(1);
+  return NPVK_FROM_BITS(sign | NPVK_TO_BITS(t));
+}
+
 // C's modf on the bits: the fraction is returned, the integral part written
 // to `ipart`, both with x's sign. |x| < 1 keeps x as the fraction bit for bit
 // (a flushing driver would lose a subnormal in x - 0); values past the
@@ -138,7 +174,7 @@ NPVK_F npvk_modf(NPVK_F x, out NPVK_F ipart) {
     ipart = x;
     return NPVK_FROM_BITS(sign);
   }
-  precise NPVK_F i = trunc(x);
+  NPVK_F i = npvk_trunc(x);
   precise NPVK_F f = x - i;
   ipart = i;
   return NPVK_FROM_BITS(sign | NPVK_TO_BITS(f));
