@@ -77,9 +77,9 @@ NPVK_API npvk_status npvk_reduce(npvk_context h, npvk_op op, npvk_view in, uint3
   return npvk_reduce_blocked(h, op, in, naxes, axes, initial, out, 0);
 }
 
-NPVK_API npvk_status npvk_reduce_blocked(npvk_context h, npvk_op op, npvk_view in,
-                                         uint32_t naxes, const uint32_t *axes, npvk_view initial,
-                                         npvk_view out, int64_t sum_block) {
+NPVK_API npvk_status npvk_reduce_blocked(npvk_context h, npvk_op op, npvk_view in, uint32_t naxes,
+                                         const uint32_t *axes, npvk_view initial, npvk_view out,
+                                         int64_t sum_block) {
   return guarded([&] {
     require(sum_block >= 0, NPVK_ERR_INVALID_ARGUMENT, "sum_block is negative");
     require(axes || naxes == 0, NPVK_ERR_INVALID_ARGUMENT, "axes is null");

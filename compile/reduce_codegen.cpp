@@ -107,7 +107,6 @@ std::string generate_scan_glsl(const ReduceKernelSpec &s) {
   return out.str();
 }
 
-
 // The start of a pairwise pass: the block geometry from the push constants
 // (the full blocks' split depth, the last block's, 2^depth slots per block).
 void emit_pairwise_geometry(std::ostringstream &out, const ReduceKernelSpec &s) {
@@ -122,8 +121,8 @@ void emit_pairwise_geometry(std::ostringstream &out, const ReduceKernelSpec &s) 
       << "  const int64_t blocks = (R + B - 1) / B, S = int64_t(1) << full_depth;\n"
       << "  const int64_t flags_at = int64_t(" << slot(reduce_slot::kFlagsAt) << ");\n"
       << "  const bool apply_init = " << slot(reduce_slot::kApplyInitial) << " != 0ul;\n"
-      << "  const " << res.glsl_compute << " init = " << scalar_load(res, slot(reduce_slot::kInitial))
-      << ";\n";
+      << "  const " << res.glsl_compute
+      << " init = " << scalar_load(res, slot(reduce_slot::kInitial)) << ";\n";
 }
 
 // `acc` is the result: report overflow (an infinity from finite inputs) and
@@ -158,9 +157,10 @@ std::string generate_pairwise_glsl(const ReduceKernelSpec &s) {
   out << acc_t << " load_element(uint64_t pin, int64_t base, int64_t r) {\n"
       << "  Meta m = Meta(pc.meta);\n"
       << "  return "
-      << cast_expr(in, res,
-                   loaded_value(in, element_ref(in, "pin", "base + r * m.v[" +
-                                                           std::to_string(3 * ro + 1) + "]")))
+      << cast_expr(
+             in, res,
+             loaded_value(
+                 in, element_ref(in, "pin", "base + r * m.v[" + std::to_string(3 * ro + 1) + "]")))
       << ";\n}\n";
   // A leaf: below 8 elements one sum from -0 (NumPy's start, which keeps a
   // sum of negative zeros -0); else 8 running sums over i += 8, joined
@@ -172,15 +172,14 @@ std::string generate_pairwise_glsl(const ReduceKernelSpec &s) {
       << combine("res", "load_element(pin, base, off + i)") << ";\n"
       << "    return res;\n  }\n";
   for (int k = 0; k < 8; ++k)
-    out << "  precise " << acc_t << " r" << k << " = load_element(pin, base, off + " << k
-        << ");\n";
+    out << "  precise " << acc_t << " r" << k << " = load_element(pin, base, off + " << k << ");\n";
   out << "  const int64_t whole = n - n % 8l;\n"
       << "  int64_t i = 8;\n"
       << "  for (; i < whole; i += 8) {\n";
   for (int k = 0; k < 8; ++k)
     out << "    r" << k << " = "
-        << combine("r" + std::to_string(k), "load_element(pin, base, off + i + " +
-                                                std::to_string(k) + ")")
+        << combine("r" + std::to_string(k),
+                   "load_element(pin, base, off + i + " + std::to_string(k) + ")")
         << ";\n";
   out << "  }\n"
       << "  precise " << acc_t << " res = "
@@ -250,8 +249,7 @@ std::string generate_pairwise_glsl(const ReduceKernelSpec &s) {
   out << "      " << element_ref(res, "pout", "out_offset") << " = " << storage_value(res, "acc")
       << ";\n"
       << "    } else {\n"
-      << "      " << element_ref(res, "pout", "item") << " = " << storage_value(res, "acc")
-      << ";\n"
+      << "      " << element_ref(res, "pout", "item") << " = " << storage_value(res, "acc") << ";\n"
       << "      " << element_ref(res, "pout", "flags_at + item") << " = "
       << storage_value(res, acc_t + "(bad)") << ";\n"
       << "    }\n  }\n}\n";
@@ -285,10 +283,10 @@ std::string generate_block_combine_glsl(const ReduceKernelSpec &s) {
       << "      const int64_t first = (o * blocks + b) * S;\n"
       << "      int sp = 0;\n"
       << "      for (int64_t j = 0; j < count; ++j) {\n"
-      << "        precise " << acc_t << " v = "
-      << loaded_value(res, element_ref(res, "pin", "first + j")) << ";\n"
-      << "        bad |= uint(" << loaded_value(res, element_ref(res, "pin", "flags_at + first + j"))
-      << ");\n"
+      << "        precise " << acc_t
+      << " v = " << loaded_value(res, element_ref(res, "pin", "first + j")) << ";\n"
+      << "        bad |= uint("
+      << loaded_value(res, element_ref(res, "pin", "flags_at + first + j")) << ");\n"
       << "        for (int64_t t = j; (t & 1l) != 0l; t >>= 1) {\n"
       << "          --sp;\n          v = " << combine("pending[sp]", "v") << ";\n        }\n"
       << "        pending[sp] = v;\n        ++sp;\n      }\n"

@@ -70,7 +70,7 @@ struct ReduceOp {
   // to scratch memory, and a second pass folds them into the output.
   int64_t chunks = 1;
   bool has_init = false;
-  uint64_t init_bits = 0;  // `initial` in out's dtype, as a scalar view holds it
+  uint64_t init_bits = 0;                  // `initial` in out's dtype, as a scalar view holds it
   SumOrder order = SumOrder::Compensated;  // float add only; Exact for the rest
   // Pairwise: elements per block (the last may be shorter), blocks per
   // result, and the depth of NumPy's tree at which each full block and the

@@ -267,9 +267,8 @@ void Recorder::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &a
   name_record(scope, op, ".reduce");
   for (const View *v : {&in, &out, initial})
     if (v) check_operand(*v, "a reduction's operand");
-  ReduceOp r =
-      plan_reduction(op, in, axes, out, limits_.max_groups * kWorkgroupSize, limits_.loop_budget,
-                     sum_block);
+  ReduceOp r = plan_reduction(op, in, axes, out, limits_.max_groups * kWorkgroupSize,
+                              limits_.loop_budget, sum_block);
   require(limits_.traits.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
           NPVK_ERR_UNSUPPORTED,
           std::string(op_info(op).name) + ".reduce: the device lacks shaderFloat64");

@@ -196,8 +196,7 @@ uint32_t replay_reduce(const ReduceOp &r, const HostLoop &loop, uint8_t *const *
                             : r.order == SumOrder::Pairwise ? r.block
                                                             : length;
       for (int64_t done = 0; done < length; done += piece) {
-        char *args[3] = {reinterpret_cast<char *>(out),
-                         reinterpret_cast<char *>(run + done * step),
+        char *args[3] = {reinterpret_cast<char *>(out), reinterpret_cast<char *>(run + done * step),
                          reinterpret_cast<char *>(out)};
         const int64_t steps[3] = {0, step, 0};
         combine(args, std::min(piece, length - done), steps);

@@ -89,11 +89,11 @@ class ReduceKernel final : public StandaloneKernel {
   uint64_t scratch_bytes() const override {
     if (pairwise())
       // Each subtree's value, then the class of its inputs.
-      return r_.single_pass() ? 0
-                              : (uint64_t(2 * r_.outputs * r_.slots()) *
-                                     dtype_info(r_.spec.out).itemsize +
-                                 255) &
-                                    ~uint64_t(255);
+      return r_.single_pass()
+                 ? 0
+                 : (uint64_t(2 * r_.outputs * r_.slots()) * dtype_info(r_.spec.out).itemsize +
+                    255) &
+                       ~uint64_t(255);
     if (scan() || r_.chunks <= 1) return 0;
     return (uint64_t(r_.outputs * r_.chunks) * dtype_info(r_.spec.out).itemsize + 255) &
            ~uint64_t(255);
@@ -231,8 +231,7 @@ void ReduceKernel::bind(const PlannedKernel &k, const BindTarget &t,
   emit(fold, t, batch);
 }
 
-void ReduceKernel::bind_pairwise(Pass &p, const BindTarget &t,
-                                 const DispatchArgs::Access &read_in,
+void ReduceKernel::bind_pairwise(Pass &p, const BindTarget &t, const DispatchArgs::Access &read_in,
                                  const DispatchArgs::Access &write_out,
                                  std::vector<DispatchArgs> &batch) const {
   const ReduceOp &r = r_;

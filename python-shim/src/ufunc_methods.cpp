@@ -314,9 +314,8 @@ PyObject *py_device_reduce(PyObject *, PyObject *args) {
       reason = "initial";
   }
   if (!reason)
-    reason = status_reason(
-        npvk_reduce_blocked(context(), npvk_op(op), in, uint32_t(naxes), axis_list, init, out,
-                            int64_t(sum_block)));
+    reason = status_reason(npvk_reduce_blocked(context(), npvk_op(op), in, uint32_t(naxes),
+                                               axis_list, init, out, int64_t(sum_block)));
   return op_result(reason, {in, out, init});
 }
 
