@@ -76,7 +76,14 @@ NPVK_API npvk_status npvk_binary(npvk_context ctx, npvk_op op, npvk_view a, npvk
 
 NPVK_API npvk_status npvk_reduce(npvk_context h, npvk_op op, npvk_view in, uint32_t naxes,
                                  const uint32_t *axes, npvk_view initial, npvk_view out) {
+  return npvk_reduce_blocked(h, op, in, naxes, axes, initial, out, 0);
+}
+
+NPVK_API npvk_status npvk_reduce_blocked(npvk_context h, npvk_op op, npvk_view in, uint32_t naxes,
+                                         const uint32_t *axes, npvk_view initial, npvk_view out,
+                                         int64_t sum_block) {
   return guarded([&] {
+    require(sum_block >= 0, NPVK_ERR_INVALID_ARGUMENT, "sum_block is negative");
     require(axes || naxes == 0, NPVK_ERR_INVALID_ARGUMENT, "axes is null");
     require(naxes <= NPVK_MAX_DIMS, NPVK_ERR_INVALID_ARGUMENT, "more axes than dimensions");
     auto ctx = get_context(h);
@@ -84,7 +91,7 @@ NPVK_API npvk_status npvk_reduce(npvk_context h, npvk_op op, npvk_view in, uint3
     if (initial.id) init = get_view(initial);
     std::vector<uint32_t> axis_list(axes, axes + naxes);
     ContextLock lock(ctx->mutex());
-    ctx->reduce(op, *input, axis_list, init.get(), *output);
+    ctx->reduce(op, *input, axis_list, init.get(), *output, sum_block);
   });
 }
 

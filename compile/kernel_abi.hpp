@@ -50,6 +50,9 @@ enum : uint32_t {
   kFirstItem = 6,     // the first result (chunk, line) of this dispatch
   kLineBegin = 7,     // a scan's elements [begin, end) of each line in this dispatch
   kLineEnd = 8,
+  kSumBlock = 9,  // a pairwise sum's elements per block
+  kDepths = 10,   // its full blocks' split depth | the last block's << 8
+  kFlagsAt = 11,  // where its subtrees' input classes follow their values, in elements
 };
 }  // namespace reduce_slot
 

@@ -39,9 +39,14 @@ std::string ReduceKernelSpec::key() const {
   if (mode == ReduceMode::Scan)
     return std::string("scan:") + op_info(op).name + "(" + dtype_info(in).suffix + ")->" +
            dtype_info(out).suffix + "/o" + std::to_string(outer_rank);
+  const char *shape = mode == ReduceMode::Workgroup      ? "/w"
+                      : mode == ReduceMode::Pairwise     ? "/p"
+                      : mode == ReduceMode::BlockCombine ? "/b"
+                      : in_order                         ? "/s"
+                                                         : "/t";
   return std::string("reduce:") + op_info(op).name + "(" + dtype_info(in).suffix + ")->" +
-         dtype_info(out).suffix + (mode == ReduceMode::Workgroup ? "/w" : "/t") + "/o" +
-         std::to_string(outer_rank) + "i" + std::to_string(inner_rank);
+         dtype_info(out).suffix + shape + "/o" + std::to_string(outer_rank) + "i" +
+         std::to_string(inner_rank);
 }
 
 KernelSpec ReduceKernelSpec::combiner() const {
@@ -75,10 +80,66 @@ ReduceOp start_plan(npvk_op op, const View &in, const View &out, const char *met
   return r;
 }
 
+// The depth at which NumPy's tree over `n` elements is cut into subtrees of
+// at most about `target` elements. Every node above the cut splits: the
+// leftmost node is the smallest of its depth (a left half is never larger).
+uint32_t split_depth(int64_t n, int64_t target) {
+  uint32_t depth = 0;
+  for (int64_t smallest = n; smallest > kPairwiseLeaf && smallest > target; ++depth)
+    smallest = pairwise_split(smallest);
+  return depth;
+}
+
+// NumPy's order for a float sum, where the planned loops show it: the
+// reduced run contiguous and innermost (NumPy's loop gets it whole, or in
+// blocks of its buffer size, and sums each pairwise), or a kept axis
+// innermost (NumPy adds the reduced elements one by one, in index order).
+// Anything else keeps the compensated sum.
+void plan_sum_order(ReduceOp &r, int64_t sum_block, int64_t invocations, int64_t loop_budget) {
+  if (op_info(r.spec.op).fold != FloatFold::Compensated ||
+      dtype_info(r.spec.out).kind != DtypeKind::Float || r.inner.rank != 1 || r.reduced < 1)
+    return;
+  const int64_t step = r.inner.strides[0][0];
+  int64_t smallest_kept = 0;  // the smallest kept input stride, 0 for none
+  if (r.outer.rank)
+    for (int64_t s : r.outer.strides[0]) {
+      if (s == 0) return;  // a broadcast input: NumPy's axis order is not the strides'
+      const int64_t a = s < 0 ? -s : s;
+      if (smallest_kept == 0 || a < smallest_kept) smallest_kept = a;
+    }
+  if (step == 1 && (smallest_kept == 0 || smallest_kept > 1)) {
+    const int64_t R = r.reduced;
+    r.block = sum_block > 0 && sum_block < R ? sum_block : R;
+    r.blocks = (R + r.block - 1) / r.block;
+    const int64_t last = R - (r.blocks - 1) * r.block;
+    // Many results: a subtree as large as one invocation may fold; few: small
+    // subtrees for parallelism, larger while the combining pass would loop
+    // over too many of them. An invocation loops about once per 8 elements.
+    const int64_t largest = 3 * loop_budget;
+    int64_t target = r.outputs >= invocations / 4 ? largest : 2048;
+    for (;;) {
+      r.depth = split_depth(r.block, target);
+      r.last_depth = split_depth(last, target);
+      if (r.slots() <= loop_budget / 2 || target >= largest) break;
+      target = std::min(largest, target * 2);
+    }
+    if (r.slots() > loop_budget / 2) return;
+    r.order = SumOrder::Pairwise;
+    r.spec.mode = ReduceMode::Pairwise;
+    r.chunks = 1;
+  } else if (step > 0 && smallest_kept != 0 && smallest_kept < step && r.reduced <= loop_budget) {
+    r.order = SumOrder::Sequential;
+    r.spec.mode = ReduceMode::PerThread;
+    r.spec.in_order = true;
+    r.chunks = 1;
+  }
+}
+
 }  // namespace
 
 ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
-                        const View &out, uint64_t max_invocations, int64_t loop_budget) {
+                        const View &out, uint64_t max_invocations, int64_t loop_budget,
+                        int64_t sum_block) {
   ReduceOp r = start_plan(op, in, out, "reduce");
   require(out.ndim == in.ndim, NPVK_ERR_SHAPE_MISMATCH,
           "a reduction's output has the input's rank (extent 1 on reduced axes), got " +
@@ -131,6 +192,7 @@ ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> 
     const int64_t least = (r.reduced + lane * loop_budget - 1) / (lane * loop_budget);
     r.chunks = std::max(least, std::clamp<int64_t>((groups + r.outputs - 1) / r.outputs, 1, most));
   }
+  plan_sum_order(r, sum_block, invocations, loop_budget);
   return r;
 }
 

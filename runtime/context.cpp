@@ -159,9 +159,9 @@ void Context::apply(npvk_op op, const std::vector<const View *> &operands, uint3
 }
 
 void Context::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
-                     const View *initial, const View &out) {
+                     const View *initial, const View &out, int64_t sum_block) {
   check_usable();
-  recorder_->reduce(op, in, axes, initial, out);
+  recorder_->reduce(op, in, axes, initial, out, sum_block);
 }
 
 void Context::matmul(const View &a, const View &b, const View &c) {

@@ -59,8 +59,9 @@ class Context : public std::enable_shared_from_this<Context> {
   // Recording (runtime/recorder.hpp; npvk_apply, npvk_reduce, npvk_matmul,
   // npvk_accumulate).
   void apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
+  // `sum_block`: a float sum's blocks, as npvk_reduce_blocked takes it.
   void reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes, const View *initial,
-              const View &out);
+              const View &out, int64_t sum_block = 0);
   void matmul(const View &a, const View &b, const View &c);
   void accumulate(npvk_op op, const View &in, uint32_t axis, const View &out);
   bool supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count, std::string *why) {

@@ -265,13 +265,13 @@ void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uin
 }
 
 void Recorder::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,
-                      const View *initial, const View &out) {
+                      const View *initial, const View &out, int64_t sum_block) {
   Profiler::Scope scope(profiler_, Phase::Record);
   name_record(scope, op, ".reduce");
   for (const View *v : {&in, &out, initial})
     if (v) check_operand(*v, "a reduction's operand");
-  ReduceOp r =
-      plan_reduction(op, in, axes, out, limits_.max_groups * kWorkgroupSize, limits_.loop_budget);
+  ReduceOp r = plan_reduction(op, in, axes, out, limits_.max_groups * kWorkgroupSize,
+                              limits_.loop_budget, sum_block);
   NPVK_REQUIRE(limits_.traits.float64 || (in.dtype != NPVK_FLOAT64 && out.dtype != NPVK_FLOAT64),
                NPVK_ERR_UNSUPPORTED,
                std::string(op_info(op).name) + ".reduce: the device lacks shaderFloat64");

@@ -190,10 +190,17 @@ uint32_t replay_reduce(const ReduceOp &r, const HostLoop &loop, uint8_t *const *
         started = true;
       }
       if (length <= 0) return;
-      char *args[3] = {reinterpret_cast<char *>(out), reinterpret_cast<char *>(run),
-                       reinterpret_cast<char *>(out)};
-      const int64_t steps[3] = {0, step, 0};
-      combine(args, length, steps);
+      // NumPy's reduce loop sums each call's run pairwise: called per block
+      // as NumPy's iterator calls it, or per element for the in-order sum.
+      const int64_t piece = r.order == SumOrder::Sequential ? 1
+                            : r.order == SumOrder::Pairwise ? r.block
+                                                            : length;
+      for (int64_t done = 0; done < length; done += piece) {
+        char *args[3] = {reinterpret_cast<char *>(out), reinterpret_cast<char *>(run + done * step),
+                         reinterpret_cast<char *>(out)};
+        const int64_t steps[3] = {0, step, 0};
+        combine(args, std::min(piece, length - done), steps);
+      }
     });
   });
   flags &= ~uint32_t(NPVK_FP_UNDERFLOW);

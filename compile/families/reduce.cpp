@@ -42,6 +42,8 @@ struct Pass {
   uint64_t items = 0;  // results, chunks or lines
   std::vector<DispatchArgs::Access> accesses;
   int64_t line_begin = 0, line_end = 0;
+  int64_t sum_block = 0, flags_at = 0;  // a pairwise sum's
+  uint64_t depths = 0;
 };
 
 class ReduceKernel final : public StandaloneKernel {
@@ -65,7 +67,11 @@ class ReduceKernel final : public StandaloneKernel {
     return head + " result" + (r_.outputs == 1 ? "" : "s") + " of " + std::to_string(r_.reduced) +
            " elements each, " +
            (r_.spec.mode == ReduceMode::Workgroup ? "a workgroup per chunk"
-                                                  : "an invocation per result") +
+            : pairwise() ? "NumPy's pairwise order, " + std::to_string(r_.blocks) + " block" +
+                               (r_.blocks == 1 ? "" : "s") + " of " + std::to_string(r_.block) +
+                               ", " + std::to_string(r_.slots()) + " subtrees per result"
+            : r_.spec.in_order ? "an invocation per result, in order"
+                               : "an invocation per result") +
            (r_.chunks > 1
                 ? ", " + std::to_string(r_.chunks) + " chunks per result, then a pass folding them"
                 : std::string()) +
@@ -81,6 +87,13 @@ class ReduceKernel final : public StandaloneKernel {
   }
 
   uint64_t scratch_bytes() const override {
+    if (pairwise())
+      // Each subtree's value, then the class of its inputs.
+      return r_.single_pass()
+                 ? 0
+                 : (uint64_t(2 * r_.outputs * r_.slots()) * dtype_info(r_.spec.out).itemsize +
+                    255) &
+                       ~uint64_t(255);
     if (scan() || r_.chunks <= 1) return 0;
     return (uint64_t(r_.outputs * r_.chunks) * dtype_info(r_.spec.out).itemsize + 255) &
            ~uint64_t(255);
@@ -98,6 +111,11 @@ class ReduceKernel final : public StandaloneKernel {
 
  private:
   bool scan() const { return r_.spec.mode == ReduceMode::Scan; }
+  bool pairwise() const { return r_.spec.mode == ReduceMode::Pairwise; }
+  // NumPy's pairwise sum: the subtrees' pass, then (unless each result is
+  // one subtree) the pass joining them.
+  void bind_pairwise(Pass &p, const BindTarget &t, const DispatchArgs::Access &read_in,
+                     const DispatchArgs::Access &write_out, std::vector<DispatchArgs> &batch) const;
   // One pass over `p.items` items, in as many dispatches as the device's
   // workgroup count needs.
   void emit(const Pass &p, const BindTarget &t, std::vector<DispatchArgs> &batch) const;
@@ -125,6 +143,9 @@ void ReduceKernel::emit(const Pass &p, const BindTarget &t,
     slot[reduce_slot::kFirstItem] = first;
     slot[reduce_slot::kLineBegin] = uint64_t(p.line_begin);
     slot[reduce_slot::kLineEnd] = uint64_t(p.line_end);
+    slot[reduce_slot::kSumBlock] = uint64_t(p.sum_block);
+    slot[reduce_slot::kDepths] = p.depths;
+    slot[reduce_slot::kFlagsAt] = uint64_t(p.flags_at);
     d.push.count = std::min(per_dispatch, p.items - first);
     d.push.tables = t.tables_address;
     d.meta = p.meta;
@@ -162,6 +183,12 @@ void ReduceKernel::bind(const PlannedKernel &k, const BindTarget &t,
     return;
   }
   const std::vector<int64_t> &inner_in = r.inner.rank ? r.inner.strides[0] : none;
+  if (pairwise()) {
+    p.apply_init = r.has_init;
+    p.meta = argument_table(r.outer, outer_in, outer_out, r.inner.shape, inner_in);
+    bind_pairwise(p, t, read_in, write_out, batch);
+    return;
+  }
   p.items = uint64_t(r.outputs * r.chunks);
   if (r.chunks == 1) {
     p.apply_init = r.has_init;
@@ -202,6 +229,40 @@ void ReduceKernel::bind(const PlannedKernel &k, const BindTarget &t,
   read_partials.write = false;
   fold.accesses = {read_partials, write_out};
   emit(fold, t, batch);
+}
+
+void ReduceKernel::bind_pairwise(Pass &p, const BindTarget &t, const DispatchArgs::Access &read_in,
+                                 const DispatchArgs::Access &write_out,
+                                 std::vector<DispatchArgs> &batch) const {
+  const ReduceOp &r = r_;
+  p.sum_block = r.block;
+  p.depths = r.depth | (uint64_t(r.last_depth) << 8);
+  p.items = uint64_t(r.outputs * r.slots());
+  if (r.single_pass()) {
+    p.accesses = {read_in, write_out};
+    emit(p, t, batch);
+    return;
+  }
+  const uint64_t values = t.scratch_address + t.scratch_offset;
+  const uint64_t bytes = 2 * p.items * dtype_info(r.spec.out).itemsize;
+  const DispatchArgs::Access scratch{kScratchSlot, t.scratch_offset, t.scratch_offset + bytes,
+                                     true};
+  const uint64_t out_address = p.to;
+  p.to = values;
+  p.flags_at = int64_t(p.items);
+  p.accesses = {read_in, scratch};
+  emit(p, t, batch);
+
+  Pass join = p;
+  join.spec.mode = ReduceMode::BlockCombine;
+  join.spec.in = r.spec.out;
+  join.from = values;
+  join.to = out_address;
+  join.items = uint64_t(r.outputs);
+  DispatchArgs::Access read_scratch = scratch;
+  read_scratch.write = false;
+  join.accesses = {read_scratch, write_out};
+  emit(join, t, batch);
 }
 
 }  // namespace

@@ -512,13 +512,28 @@ NPVK_API npvk_status npvk_binary(npvk_context ctx, npvk_op op, npvk_view a, npvk
  * handle for none) is combined into every result, which it also is when no
  * element is reduced; without it a zero-size reduction takes the op's
  * identity, and is NPVK_ERR_INVALID_ARGUMENT for ops without one (maximum).
- * Integer results are exact. Float sums are compensated along each
- * invocation's run and pairwise across invocations, so they are at least as
- * accurate as NumPy's pairwise summation (docs/accuracy.md); float products
- * are evaluated in a different order than NumPy's. `out` must not overlap `in`.
+ * Integer results are exact. Float sums add in NumPy's order where NumPy's
+ * loops make it plain, and give NumPy's bits there: a contiguous innermost
+ * reduced run is summed by NumPy's pairwise_sum (whole here: NumPy 2.3 and
+ * later without a cast; see npvk_reduce_blocked for blocks), and a reduction
+ * whose innermost axis is kept adds the elements one by one in index order.
+ * Other float sums are compensated, at least as accurate as NumPy's
+ * (docs/accuracy.md). Float products are evaluated in a different order than
+ * NumPy's. `out` must not overlap `in`.
  */
 NPVK_API npvk_status npvk_reduce(npvk_context ctx, npvk_op op, npvk_view in, uint32_t naxes,
                                  const uint32_t *axes, npvk_view initial, npvk_view out);
+
+/*
+ * npvk_reduce, with a float sum's pairwise sums taken over blocks of
+ * `sum_block` elements of each result's run, added in order to `initial`:
+ * NumPy's order when its iterator hands the loop buffers of that size (NumPy
+ * before 2.3, and every NumPy when the reduction casts; np.getbufsize() is
+ * 8192 by default). 0: one pairwise sum over the whole run (npvk_reduce).
+ */
+NPVK_API npvk_status npvk_reduce_blocked(npvk_context ctx, npvk_op op, npvk_view in,
+                                         uint32_t naxes, const uint32_t *axes, npvk_view initial,
+                                         npvk_view out, int64_t sum_block);
 
 /*
  * Accumulate `in` along `axis` with a binary op into `out`, as NumPy's

@@ -13,6 +13,9 @@ bool, the rest keep the input's dtype; ``dtype=`` overrides, with NumPy's
 unsafe cast of each input element. A full reduction returns a NumPy scalar,
 read back at once (one sync); an axis reduction's result stays on the device
 until the host touches it.
+
+Float sums follow NumPy's summation order where it is plain (see
+``_sum_block``), so they give NumPy's bits there.
 """
 
 import operator as _operator
@@ -107,6 +110,18 @@ def _check_operands(ufunc, array, dtype, out):
     return opcode, in_code, res_dt, out_code
 
 
+# NumPy 2.3 and later hand an uncast reduction's loop the whole run; earlier
+# versions, and any version when the input is cast, a buffer at a time.
+_WHOLE_RUNS = tuple(int(p) for p in _np.__version__.split(".")[:2]) >= (2, 3)
+
+
+def _sum_block(array_dtype, res_dt):
+    """The blocks NumPy's pairwise float sum works in (0: the whole run)."""
+    if _WHOLE_RUNS and array_dtype == res_dt:
+        return 0
+    return int(_np.getbufsize())
+
+
 def _managed_empty(shape, dtype):
     # Managed even when small, so that the device writes it in place.
     saved = _native.force_managed(True)
@@ -150,7 +165,8 @@ def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=
             raise _Decline("initial") from None
     keep_shape = tuple(1 if d in axes else n for d, n in enumerate(array.shape))
     result = _managed_empty(keep_shape, res_dt)
-    reason = _native.reduce(opcode, array, in_code, result, out_code, axes, init_bytes)
+    reason = _native.reduce(opcode, array, in_code, result, out_code, axes, init_bytes,
+                            _sum_block(array.dtype, res_dt))
     if reason is not None:
         raise _Decline(reason)
     if keepdims:

@@ -295,8 +295,9 @@ npvk_status managed_array_view(PyObject *array, npvk_dtype dtype, npvk_view *out
 PyObject *py_device_reduce(PyObject *, PyObject *args) {
   int op = 0, in_code = 0, out_code = 0;
   PyObject *array = nullptr, *result = nullptr, *axes = nullptr, *initial = nullptr;
-  if (!PyArg_ParseTuple(args, "iO!iO!iO!O", &op, &PyArray_Type, &array, &in_code, &PyArray_Type,
-                        &result, &out_code, &PyTuple_Type, &axes, &initial))
+  long long sum_block = 0;
+  if (!PyArg_ParseTuple(args, "iO!iO!iO!OL", &op, &PyArray_Type, &array, &in_code, &PyArray_Type,
+                        &result, &out_code, &PyTuple_Type, &axes, &initial, &sum_block))
     return nullptr;
   uint32_t axis_list[NPY_MAXDIMS];
   const Py_ssize_t naxes = PyTuple_GET_SIZE(axes);
@@ -313,8 +314,8 @@ PyObject *py_device_reduce(PyObject *, PyObject *args) {
       reason = "initial";
   }
   if (!reason)
-    reason = status_reason(
-        npvk_reduce(context(), npvk_op(op), in, uint32_t(naxes), axis_list, init, out));
+    reason = status_reason(npvk_reduce_blocked(context(), npvk_op(op), in, uint32_t(naxes),
+                                               axis_list, init, out, int64_t(sum_block)));
   return op_result(reason, {in, out, init});
 }
 

@@ -3,6 +3,7 @@
 // casts on load, `initial`, zero-size reductions, FP exceptions and bad input.
 // The NumPy-facing reductions are tested against NumPy in
 // tests/python/test_reductions.py.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -83,6 +84,55 @@ TEST_F(Reduce, FloatSumAndNaN) {
   EXPECT_TRUE(std::isnan(got[0]));
   EXPECT_EQ(got[1], 499.5);
   EXPECT_EQ(got[2], want);
+}
+
+// NumPy's pairwise_sum (numpy/core/src/umath/loops_utils.h.src).
+double NumpyPairwise(const double *a, int64_t n) {
+  if (n < 8) {
+    double res = -0.0;
+    for (int64_t i = 0; i < n; ++i) res += a[i];
+    return res;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int k = 0; k < 8; ++k) r[k] = a[k];
+    int64_t i = 8;
+    for (; i < n - n % 8; i += 8)
+      for (int k = 0; k < 8; ++k) r[k] += a[i + k];
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += a[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return NumpyPairwise(a, n2) + NumpyPairwise(a + n2, n - n2);
+}
+
+// Float sums of a contiguous run take NumPy's order: one pairwise tree over
+// the run (npvk_reduce), or one per block added in order (npvk_reduce_blocked).
+TEST_F(Reduce, FloatSumsTakeNumpysOrder) {
+  const int64_t n = 100003;
+  std::vector<double> x(static_cast<size_t>(n));
+  uint64_t state = 12345;
+  for (int64_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    x[size_t(i)] = double(int64_t(state >> 11) % 2000001 - 1000000) *
+                   std::pow(10.0, double(int64_t(state >> 40) % 17 - 8));
+  }
+  Buffer xb = MakeBuffer(ctx(), x);
+  Buffer out = MakeBuffer(ctx(), std::vector<double>(2));
+  const View in = MakeView1D(xb, NPVK_FLOAT64, n);
+  const uint32_t axis = 0;
+  NPVK_ASSERT_OK(Run(NPVK_OP_ADD, in, {0}, MakeView(out, NPVK_FLOAT64, {1}, {1}, 0)));
+  NPVK_ASSERT_OK(npvk_reduce_blocked(ctx(), NPVK_OP_ADD, in.get(), 1, &axis, {0},
+                                     MakeView(out, NPVK_FLOAT64, {1}, {1}, 1).get(), 8192));
+  std::vector<double> got = Read<double>(out);
+  double blocked = 0;
+  for (int64_t s = 0; s < n; s += 8192)
+    blocked += NumpyPairwise(&x[size_t(s)], std::min<int64_t>(8192, n - s));
+  EXPECT_EQ(got[0], 0.0 + NumpyPairwise(x.data(), n));
+  EXPECT_EQ(got[1], blocked);
+  EXPECT_NE(got[0], got[1]);  // the data tell the orders apart
 }
 
 // Sums that overflow report "overflow" once, tagged as a reduction.
