@@ -55,7 +55,7 @@ SUITES = {
     "dask.array": ("dask.array", [
         "tests/test_array_core.py", "tests/test_reductions.py", "tests/test_ufunc.py",
         "tests/test_routines.py", "tests/test_creation.py", "tests/test_slicing.py",
-    ], ["tests/test_ufunc.py"]),
+    ], ["tests/test_ufunc.py::test_unary_ufunc"]),
     "pandas": ("pandas", [
         "tests/window", "tests/groupby/aggregate", "tests/groupby/test_function.py",
         "tests/arithmetic", "tests/reductions", "tests/frame/methods/test_quantile.py",
