@@ -68,7 +68,7 @@ SUITES = {
         "cluster/tests/test_k_means.py", "decomposition/tests/test_pca.py",
         "preprocessing/tests/test_data.py", "metrics/tests/test_pairwise.py",
         "linear_model/tests/test_ridge.py",
-    ], ["decomposition/tests/test_pca.py"]),
+    ], ["decomposition/tests/test_pca.py::test_pca", "decomposition/tests/test_pca.py::test_whitening"]),
     "matplotlib": ("matplotlib", [
         "tests/test_colors.py", "tests/test_path.py", "tests/test_transforms.py",
         "tests/test_image.py", "tests/test_axes.py",
