@@ -24,6 +24,9 @@ packages=(
   clang "$clang_rt" valgrind
   # venvs with NumPy versions from PyPI (scripts/test-python.sh), and the wheel
   python3-venv python3-pip
+  # other libraries' own test suites (tests/libraries/run.py) and the library
+  # examples (examples/python/libraries): Debian's packages ship their tests
+  python3-scipy python3-pandas python3-dask python3-skimage python3-sklearn python3-matplotlib
 )
 
 missing=()

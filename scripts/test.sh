@@ -18,4 +18,8 @@ status=0
 ctest --test-dir "$build_dir" --output-on-failure -j"${JOBS:-2}" --timeout 600 -E '^pytest$' ||
   status=1
 bash scripts/test-python.sh || status=1
+# Other libraries' own tests, a quick selection, plain / NPVK=1 / NPVK_MIN_BYTES=0
+# (tests/libraries/run.py; the full selection is run without --quick).
+/usr/bin/python3 tests/libraries/run.py --quick --summary --build-dir "$build_dir" \
+  --cache-dir "$NPVK_CACHE_DIR" --out-dir "$build_dir/library-tests" || status=1
 exit $status
