@@ -24,6 +24,8 @@ packages=(
   clang "$clang_rt" valgrind
   # venvs with NumPy versions from PyPI (scripts/test-python.sh), and the wheel
   python3-venv python3-pip
+  # one device per Dask worker and per MPI rank (tests/python/test_dask.py)
+  python3-dask python3-distributed
 )
 
 missing=()
