@@ -25,7 +25,7 @@ packages=(
   # venvs with NumPy versions from PyPI (scripts/test-python.sh), and the wheel
   python3-venv python3-pip
   # one device per Dask worker and per MPI rank (tests/python/test_dask.py)
-  python3-dask python3-distributed
+  python3-dask python3-distributed python3-mpi4py openmpi-bin
 )
 
 missing=()

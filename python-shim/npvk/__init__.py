@@ -123,6 +123,11 @@ def enable(min_bytes=None, device=None):
             _native.set_min_bytes(int(min_bytes))
             _check_same_device(device)
             return
+        # UCX (Open MPI's ucx pml) installs its own SIGSEGV/SIGBUS handler in
+        # MPI_Init over npvk's page-protection handler; where the user has not
+        # chosen, it keeps the other error signals only. It reads this when
+        # MPI initialises, so it counts when npvk is enabled first.
+        os.environ.setdefault("UCX_ERROR_SIGNALS", "SIGILL,SIGFPE")
         _native.enable(int(min_bytes), None if device is None else str(device))
         try:
             _replace_loops()
