@@ -27,6 +27,8 @@ packages=(
   # other libraries' own test suites (tests/libraries/run.py) and the library
   # examples (examples/python/libraries): Debian's packages ship their tests
   python3-scipy python3-pandas python3-dask python3-skimage python3-sklearn python3-matplotlib
+  # one device per Dask worker and per MPI rank (tests/python/test_dask.py)
+  python3-dask python3-distributed python3-mpi4py openmpi-bin
 )
 
 missing=()

@@ -295,6 +295,50 @@ uint64_t Instance::validation_messages() const {
   return counter_->messages.load();
 }
 
+namespace {
+
+// The launcher's local rank (the process's slot on this machine): Open MPI,
+// MPICH/Hydra, Slurm, then a Dask worker's slot (set by npvk.dask); -1 when
+// none is set, so a lone process keeps the best device.
+long local_rank() {
+  for (const char *name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "NPVK_LOCAL_RANK"}) {
+    const char *value = std::getenv(name);
+    if (!value || !*value) continue;
+    char *end = nullptr;
+    long rank = std::strtol(value, &end, 10);
+    require(*end == '\0' && rank >= 0, NPVK_ERR_NO_DEVICE,
+            std::string(name) + "=" + value + " is not a local rank (a whole number >= 0)");
+    return rank;
+  }
+  return -1;
+}
+
+// NPVK_DEVICE=local-rank, the default: among the usable devices of the best
+// type (discrete > integrated > virtual > CPU), the one at local rank modulo
+// their count, so each process a launcher starts on a node gets its own.
+uint32_t by_local_rank(const std::vector<DeviceCaps> &devices) {
+  int best = -1;
+  for (uint32_t i = 0; i < devices.size(); ++i) {
+    if (!devices[i].info.usable) continue;
+    if (best < 0 || type_rank(devices[i].info.type) < type_rank(devices[best].info.type))
+      best = int(i);
+  }
+  require(best >= 0, NPVK_ERR_NO_DEVICE,
+          std::string("no usable Vulkan device; device 0 (") + devices[0].info.name + ") " +
+              devices[0].info.unusable_reason);
+  std::vector<uint32_t> peers;
+  for (uint32_t i = 0; i < devices.size(); ++i)
+    if (devices[i].info.usable &&
+        type_rank(devices[i].info.type) == type_rank(devices[best].info.type))
+      peers.push_back(i);
+  long rank = local_rank();
+  if (rank < 0) return peers.front();
+  return peers[size_t(rank) % peers.size()];
+}
+
+}  // namespace
+
 uint32_t Instance::select(const char *selector) const {
   return select(selector, Options::from_environment().device);
 }
@@ -312,6 +356,7 @@ uint32_t Instance::select(const char *selector, const std::string &fallback) con
                 info.unusable_reason);
     return i;
   };
+  if (lower(sel) == "local-rank") return by_local_rank(devices_);
   if (!sel.empty()) {
     bool numeric = std::all_of(sel.begin(), sel.end(), [](char c) { return std::isdigit(c); });
     if (numeric) {
@@ -326,16 +371,7 @@ uint32_t Instance::select(const char *selector, const std::string &fallback) con
         return check_usable(i);
     fail(NPVK_ERR_NO_DEVICE, "no device name contains \"" + sel + "\" (see npvk-info)");
   }
-  int best = -1;
-  for (uint32_t i = 0; i < devices_.size(); ++i) {
-    if (!devices_[i].info.usable) continue;
-    if (best < 0 || type_rank(devices_[i].info.type) < type_rank(devices_[best].info.type))
-      best = int(i);
-  }
-  require(best >= 0, NPVK_ERR_NO_DEVICE,
-          std::string("no usable Vulkan device; device 0 (") + devices_[0].info.name + ") " +
-              devices_[0].info.unusable_reason);
-  return uint32_t(best);
+  return by_local_rank(devices_);
 }
 
 const Instance &shared_instance() {

@@ -110,8 +110,9 @@ def enable(min_bytes=None, device=None):
 
     min_bytes: arrays smaller than this stay on NumPy's path (default: the
     NPVK_MIN_BYTES environment variable, else DEFAULT_MIN_BYTES).
-    device: index or name substring (default: NPVK_DEVICE, else the best GPU,
-    else lavapipe).
+    device: index, name substring or "local-rank" (default: NPVK_DEVICE, else
+    local-rank: among the best type of device, GPU before lavapipe, the one at
+    the launcher's local rank modulo their count; device 0 without a rank).
     """
     global _enabled, _min_bytes
     with _lock:
@@ -120,7 +121,13 @@ def enable(min_bytes=None, device=None):
         _min_bytes = int(min_bytes)
         if _enabled:
             _native.set_min_bytes(int(min_bytes))
+            _check_same_device(device)
             return
+        # UCX (Open MPI's ucx pml) installs its own SIGSEGV/SIGBUS handler in
+        # MPI_Init over npvk's page-protection handler; where the user has not
+        # chosen, it keeps the other error signals only. It reads this when
+        # MPI initialises, so it counts when npvk is enabled first.
+        os.environ.setdefault("UCX_ERROR_SIGNALS", "SIGILL,SIGFPE")
         _native.enable(int(min_bytes), None if device is None else str(device))
         try:
             _replace_loops()
@@ -137,6 +144,24 @@ def enable(min_bytes=None, device=None):
         _hook_faulthandler()
         _observe.install(_native)
         _enabled = True
+
+
+def _check_same_device(device):
+    """A device is bound once per process: a second enable() naming another
+    one is an error rather than silently staying on the first."""
+    if device is None:
+        return
+    info = _native.device_info()
+    if info is None:
+        return
+    wanted = str(device)
+    same = (int(wanted) == info["index"]) if wanted.isdigit() else (
+        wanted.lower() in info["name"].lower())
+    if not same:
+        raise RuntimeError(
+            f"npvk: this process is bound to device {info['index']} ({info['name']}); "
+            f"enable(device={device!r}) must come before the first enable(). Set "
+            "NPVK_DEVICE (or the launcher's local rank) before the process starts instead")
 
 
 def disable():

@@ -1,6 +1,7 @@
 // npvk._native: the CPython extension under the `npvk` package.
 #define NPVK_SHIM_IMPORTS_API  // this file defines NumPy's API tables
 #include <cfenv>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -268,8 +269,11 @@ PyObject *py_device_info(PyObject *, PyObject *) {
   info.struct_size = sizeof info;
   npvk_status st = npvk_context_device_info(g_ctx, &info);
   if (st != NPVK_SUCCESS) return raise_npvk(st);
-  return Py_BuildValue("{s:s,s:s,s:i,s:i}", "name", info.name, "driver", info.driver_name,
-                       "float64", int(info.float64), "type", int(info.type));
+  char uuid[33];
+  for (int i = 0; i < 16; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", info.driver_uuid[i]);
+  return Py_BuildValue("{s:i,s:s,s:s,s:s,s:i,s:i}", "index", int(info.index), "name", info.name,
+                       "driver", info.driver_name, "driver_uuid", uuid, "float64",
+                       int(info.float64), "type", int(info.type));
 }
 
 PyObject *py_active(PyObject *, PyObject *) {

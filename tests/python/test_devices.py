@@ -1,0 +1,105 @@
+"""Device choice with more than one device: NPVK_DEVICE=local-rank (the
+default) puts each process a launcher starts on its own device; wrong
+settings give clear errors."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from npvk_testlib import REPO_ROOT, run_python, subprocess_env
+from npvk_two_devices import two_lavapipe_env
+
+RANK_VARS = ["OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"]
+
+PROGRAM = """
+import json, numpy as np, npvk
+npvk.enable(min_bytes=0)
+a = np.arange(200_000, dtype=np.float64)
+b = np.sqrt(a) * 2.0 + a
+npvk.sync()
+ok = bool(np.array_equal(b, np.sqrt(np.arange(200_000.0)) * 2.0 + np.arange(200_000.0)))
+print(json.dumps({"device": npvk.device(), "ops": npvk.stats()["ops_on_device"], "ok": ok}))
+"""
+
+
+@pytest.fixture
+def two_devices(tmp_path):
+    env = two_lavapipe_env(tmp_path)
+    if env is None:
+        pytest.skip("no lavapipe manifest under /usr/share/vulkan/icd.d")
+    return env
+
+
+def _run(extra, program=PROGRAM):
+    env = subprocess_env(**{v: None for v in RANK_VARS + ["NPVK_DEVICE"]})
+    env.update(extra)
+    return run_python(["-c", program], env=env)
+
+
+def _device_of(extra):
+    r = _run(extra)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["ok"] and out["ops"] > 0, out
+    return out["device"]["index"]
+
+
+def test_npvk_info_lists_two_devices_and_the_ranks_choice(two_devices):
+    info = os.path.join(REPO_ROOT, "build", "tools", "npvk-info")
+    if not os.path.exists(info):
+        pytest.skip("npvk-info is not built in build/tools")
+    for rank, chosen in (("0", "[0]"), ("1", "[1]")):
+        env = {**subprocess_env(), **two_devices, "OMPI_COMM_WORLD_LOCAL_RANK": rank}
+        out = subprocess.run([info], env=env, capture_output=True, text=True, check=True).stdout
+        heads = [l for l in out.splitlines() if l.startswith("[")]
+        assert len(heads) == 2, out
+        assert [h for h in heads if "<- npvk uses this one" in h][0].startswith(chosen), out
+
+
+@pytest.mark.parametrize("var", RANK_VARS)
+def test_local_rank_picks_device_modulo_count(two_devices, var):
+    # Rank r -> device r mod 2: ranks 0 and 1 get their own; rank 2 wraps to 0.
+    assert [_device_of({**two_devices, var: str(r)}) for r in (0, 1, 2)] == [0, 1, 0]
+
+
+def test_no_rank_is_device_zero(two_devices):
+    assert _device_of(two_devices) == 0
+
+
+def test_explicit_local_rank_and_index(two_devices):
+    assert _device_of({**two_devices, "NPVK_DEVICE": "local-rank", "SLURM_LOCALID": "1"}) == 1
+    # An explicit index wins over the launcher's rank.
+    assert _device_of({**two_devices, "NPVK_DEVICE": "0", "SLURM_LOCALID": "1"}) == 0
+
+
+def test_enable_device_argument(two_devices):
+    program = PROGRAM.replace("npvk.enable(min_bytes=0)", "npvk.enable(min_bytes=0, device=1)")
+    r = _run(two_devices, program)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1])["device"]["index"] == 1
+
+
+def test_second_enable_with_another_device_is_an_error(two_devices):
+    r = _run(two_devices, "import npvk\nnpvk.enable()\nnpvk.enable(device=1)\n")
+    assert r.returncode != 0
+    assert "bound to device 0" in r.stderr and "before the first enable()" in r.stderr
+
+
+def test_index_beyond_devices_is_a_clear_error(two_devices):
+    r = _run({**two_devices, "NPVK_DEVICE": "2"}, "import npvk\nnpvk.enable()\n")
+    assert r.returncode != 0
+    assert "NPVK_DEVICE=2: no device has that index (devices: 2" in r.stderr
+
+
+def test_missing_device_name_is_a_clear_error(two_devices):
+    r = _run({**two_devices, "NPVK_DEVICE": "no-such-gpu"}, "import npvk\nnpvk.enable()\n")
+    assert r.returncode != 0
+    assert 'no device name contains "no-such-gpu"' in r.stderr
+
+
+def test_bad_local_rank_is_a_clear_error(two_devices):
+    r = _run({**two_devices, "OMPI_COMM_WORLD_LOCAL_RANK": "x"}, "import npvk\nnpvk.enable()\n")
+    assert r.returncode != 0
+    assert "OMPI_COMM_WORLD_LOCAL_RANK=x is not a local rank" in r.stderr
