@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/options.hpp"
 #include "compile/dtype.hpp"
 #include "compile/glsl_parts.hpp"
 #include "compile/kernel_abi.hpp"
@@ -86,7 +87,9 @@ std::string generate_glsl(const FusedKernelSpec &s) {
   // invocation through vector loads and stores where every operand is
   // aligned to the vector (a view offset by one element is not), and one at
   // a time otherwise and in the tail.
-  const bool vectors = s.contiguous;
+  // Off by default (NPVK_VECTOR_ACCESS): buffer-reference vectors measured no
+  // faster on lavapipe, and Black-Scholes far slower (docs/architecture.md).
+  const bool vectors = s.contiguous && process_options().vector_access;
   const uint32_t width = vectors ? kVectorWidth : 1;
   emit_prologue(out, s.key(), stored_types, vectors);
   // Only a slot's last write in the kernel is stored: no other invocation

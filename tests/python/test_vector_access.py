@@ -1,15 +1,18 @@
-"""Contiguous elementwise kernels read and write several consecutive elements
-per invocation through vector types where every operand is aligned to the
-vector, and one at a time elsewhere. Every way the two paths meet is compared
+"""With NPVK_VECTOR_ACCESS=1 contiguous elementwise kernels read and write
+several consecutive elements per invocation through vector types where every
+operand is aligned to the vector, and one at a time elsewhere. The checks run
+in-process on the default path and in a child process with vectors on. Every way the two paths meet is compared
 with plain NumPy bit for bit (0 ULP: the same IEEE operations in the same
 order): lengths around the vector width, views starting 1-3 elements into an
 array (misaligned, and with shared or differing misalignment), strided
 operands beside contiguous ones, in-place updates, every dtype."""
 
+import os
+
 import numpy as np
 import pytest
 
-from npvk_testlib import assert_same, run_both_stats
+from npvk_testlib import assert_same, run_both_stats, run_python, subprocess_env
 
 DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float16", "float32", "float64"]
@@ -71,3 +74,12 @@ def test_in_place(dtype):
                 return x
             _check(update, _values(dtype, n + 4, 1), _values(dtype, n + 4, 2),
                    context=f"{dtype} n={n} off={off}")
+
+
+def test_with_vector_access():
+    """Every check above, in a process where the vector path is on."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    result = run_python(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not with_vector",
+                         os.path.join(here, "test_vector_access.py")],
+                        env=subprocess_env(NPVK_VECTOR_ACCESS="1"), timeout=600, cwd=here)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
