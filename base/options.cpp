@@ -66,6 +66,7 @@ Options Options::from_environment() {
   o.fusion = !is_zero(std::getenv("NPVK_FUSION"));
   if (const char *v = std::getenv("NPVK_GRAPH")) o.graph_dir = v;
   o.zero_copy = !is_zero(std::getenv("NPVK_ZERO_COPY"));
+  o.vector_access = is_on(std::getenv("NPVK_VECTOR_ACCESS"));
   if (const char *v = std::getenv("NPVK_DEBUG_KERNEL_DIR")) o.debug_kernel_dir = v;
   if (const char *v = std::getenv("NPVK_DEVICE_MEMORY_BUDGET")) o.device_memory_budget = v;
   o.trace_path = path_or_off(std::getenv("NPVK_TRACE"));
@@ -170,6 +171,10 @@ const std::vector<OptionInfo> &option_table() {
       {"NPVK_DEVICE_MEMORY_BUDGET", "VK_EXT_memory_budget's figure, else the device-local heap",
        "the most device memory (bytes, K/M/G suffix) device copies of host arrays may hold; a "
        "value that is not a byte count is reported and ignored",
+       "context"},
+      {"NPVK_VECTOR_ACCESS", "off",
+       "1: contiguous elementwise kernels read and write 4 elements per invocation as vectors "
+       "where the operands are aligned",
        "context"},
       {"NPVK_DEBUG_KERNEL_DIR", "unset (off)",
        "every generated kernel is written to DIR/HASH.generated, and a DIR/HASH.glsl "

@@ -70,6 +70,10 @@ struct Options {
   // NPVK_ZERO_COPY: "0" mirrors every wrapped host buffer instead of
   // importing its pages; anything else or unset imports where possible.
   bool zero_copy = true;
+  // NPVK_VECTOR_ACCESS: "1" has contiguous elementwise kernels take 4
+  // elements per invocation through vector loads and stores (off by
+  // default: no gain measured on lavapipe, and a 4x larger kernel body).
+  bool vector_access = false;
   // NPVK_DEBUG_KERNEL_DIR: every generated kernel source is dumped there as
   // <hash>.generated, and a <hash>.glsl there replaces it. Unset: off. Set
   // but empty names the root directory, as it always did (paths are

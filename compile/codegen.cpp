@@ -4,10 +4,12 @@
 // scheme of docs/architecture.md ("FP exceptions").
 #include "compile/codegen.hpp"
 
+#include <functional>
 #include <set>
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/options.hpp"
 #include "compile/dtype.hpp"
 #include "compile/glsl_parts.hpp"
 #include "compile/kernel_abi.hpp"
@@ -81,7 +83,15 @@ std::string generate_glsl(const FusedKernelSpec &s) {
   std::set<npvk_dtype> stored_types;
   for (uint32_t k = 0; k < nslots; ++k)
     if (touched[k]) stored_types.insert(s.slots[k].dtype);
-  emit_prologue(out, s.key(), stored_types);
+  // A contiguous kernel takes kVectorWidth consecutive elements per
+  // invocation through vector loads and stores where every operand is
+  // aligned to the vector (a view offset by one element is not), and one at
+  // a time otherwise and in the tail.
+  // Off by default (NPVK_VECTOR_ACCESS): buffer-reference vectors measured no
+  // faster on lavapipe, and Black-Scholes far slower (docs/architecture.md).
+  const bool vectors = s.contiguous && process_options().vector_access;
+  const uint32_t width = vectors ? kVectorWidth : 1;
+  emit_prologue(out, s.key(), stored_types, vectors);
   // Only a slot's last write in the kernel is stored: no other invocation
   // reads it meanwhile (the planner guarantees), and this one has the value
   // in a register.
@@ -107,8 +117,9 @@ std::string generate_glsl(const FusedKernelSpec &s) {
   // revisits the same run in the same invocation.
   out << "void main() {\n"
       << "  const uint64_t groups = uint64_t(gl_NumWorkGroups.x);\n"
-      << "  const uint64_t block = ((pc.count + groups - 1ul) / groups + " << (kWorkgroupSize - 1)
-      << "ul) / " << kWorkgroupSize << "ul * " << kWorkgroupSize << "ul;\n"
+      << "  const uint64_t block = ((pc.count + groups - 1ul) / groups + "
+      << (kWorkgroupSize * width - 1) << "ul) / " << kWorkgroupSize * width << "ul * "
+      << kWorkgroupSize * width << "ul;\n"
       << "  const uint64_t part = block / uint64_t(gl_NumSubgroups);\n"
       << "  const uint64_t lanes = uint64_t(min(gl_SubgroupSize, " << kWorkgroupSize << "u));\n"
       << "  const uint64_t first = uint64_t(gl_WorkGroupID.x) * block + uint64_t(gl_SubgroupID) * "
@@ -156,9 +167,40 @@ std::string generate_glsl(const FusedKernelSpec &s) {
     if (float_flags(s.steps[j].op)) out << "  uint fl" << j << " = 0u;\n";
   if (any_rare_flags) out << "  uint nonfinite = 0u;\n";
 
-  auto emit_loop = [&](bool rare) {
-    out << "  for (uint64_t i = first + gl_SubgroupInvocationID; i < end; i += lanes) {\n";
-    std::vector<std::string> offset(nslots, "i");
+  // Whether the kernel stores slot k (its last write).
+  std::vector<bool> stores(nslots, false);
+  for (const FusedKernelSpec::Step &st : s.steps)
+    for (uint32_t k = st.op.nin; k < st.op.count(); ++k)
+      stores[st.slot[k]] = s.slots[st.slot[k]].stored;
+  if (vectors) {
+    // Vectors start at the element `shift` (mod kVectorWidth) that aligns
+    // the first operand: NumPy's large arrays start 16 bytes into a page, so
+    // operands share a misalignment far more often than they are aligned.
+    // The other operands must then be aligned there too.
+    std::string aligned, shift = "0ul";
+    for (uint32_t k = 0; k < nslots; ++k) {
+      if (!touched[k]) continue;
+      const uint32_t item = dtype_info(s.slots[k].dtype).itemsize;
+      const std::string mask = std::to_string(item * kVectorWidth - 1) + "ul";
+      if (aligned.empty())
+        shift = "((" + std::to_string(item * kVectorWidth) + "ul - (" + base[k] + " & " + mask +
+                ")) & " + mask + ") / " + std::to_string(item) + "ul";
+      aligned += std::string(aligned.empty() ? "" : " | ") + "((" + base[k] + " + shift * " +
+                 std::to_string(item) + "ul) & " + mask + ")";
+    }
+    out << "  const uint64_t shift = " << shift << ";\n"
+        << "  const bool aligned = (" << (aligned.empty() ? "0ul" : aligned)
+        << ") == 0ul;\n"
+        // A shifted run starts one step early so that its first elements are
+        // the tail of a step that begins before the run.
+        << "  const int64_t start = int64_t(first + (aligned ? shift : 0ul)) - "
+           "((aligned && shift != 0ul) ? int64_t(lanes * "
+        << kVectorWidth << "ul) : 0l);\n";
+  }
+
+  // One element's loads, steps and stores; ref(k) is slot k's element in memory.
+  std::vector<std::string> offset(nslots, "i");
+  auto emit_body = [&](bool rare, const std::function<std::string(uint32_t)> &ref) {
     if (!s.contiguous) {
       // Shape, then each slot's element strides, as the planner merged them.
       const char *index_t = s.narrow_index ? "uint" : "int64_t";
@@ -196,8 +238,7 @@ std::string generate_glsl(const FusedKernelSpec &s) {
       const DtypeInfo &d = dtype_info(s.slots[k].dtype);
       value[k] = "v" + std::to_string(k);
       out << "    " << d.glsl_compute << " " << value[k];
-      if (loaded[k] && !(rare && overwritten[k]))
-        out << " = " << loaded_value(d, element_ref(d, base[k], offset[k]));
+      if (loaded[k] && !(rare && overwritten[k])) out << " = " << loaded_value(d, ref(k));
       out << ";\n";
     }
     for (size_t j = 0; j < s.steps.size(); ++j) {
@@ -264,19 +305,61 @@ std::string generate_glsl(const FusedKernelSpec &s) {
         if (d.dtype == NPVK_FLOAT16) {
           // Already a float16 value (rounded above): converted only to be stored.
           if (store)
-            out << "    " << element_ref(d, base[slot], offset[slot]) << " = "
-                << storage_value(d, results[k - op.nin]) << ";\n";
+            out << "    " << ref(slot) << " = " << storage_value(d, results[k - op.nin]) << ";\n";
           out << "    " << value[slot] << " = " << results[k - op.nin] << ";\n";
           continue;
         }
         std::string t = "t" + std::to_string(k);
         out << "    " << d.glsl_storage << " " << t << " = "
             << storage_value(d, results[k - op.nin]) << ";\n";
-        if (store) out << "    " << element_ref(d, base[slot], offset[slot]) << " = " << t << ";\n";
+        if (store) out << "    " << ref(slot) << " = " << t << ";\n";
         out << "    " << value[slot] << " = " << loaded_value(d, t) << ";\n";
       }
       out << "    }\n";
     }
+  };
+  auto element = [&](uint32_t k) {
+    return element_ref(dtype_info(s.slots[k].dtype), base[k], offset[k]);
+  };
+
+  auto emit_loop = [&](bool rare) {
+    if (!vectors) {
+      out << "  for (uint64_t i = first + gl_SubgroupInvocationID; i < end; i += lanes) {\n";
+      emit_body(rare, element);
+      out << "  }\n";
+      return;
+    }
+    const std::string w = std::to_string(kVectorWidth) + "ul";
+    out << "  for (int64_t s0 = start + int64_t(gl_SubgroupInvocationID * " << kVectorWidth
+        << "u); s0 < int64_t(end); s0 += int64_t(lanes * " << w << ")) {\n"
+        << "  const uint64_t i0 = uint64_t(max(s0, int64_t(first)));\n";
+    if (!rare) {
+      // The flags loop takes the scalar path: it revisits the same elements.
+      out << "  if (aligned && s0 >= int64_t(first) && i0 + " << w << " <= end) {\n";
+      for (uint32_t k = 0; k < nslots; ++k) {
+        if (!touched[k]) continue;
+        const DtypeInfo &d = dtype_info(s.slots[k].dtype);
+        out << "    " << vector_type(d) << " q" << k;
+        if (loaded[k]) out << " = " << vector_ref(d, base[k], "i0");
+        out << ";\n";
+      }
+      for (uint32_t e = 0; e < kVectorWidth; ++e) {
+        out << "  {\n";
+        emit_body(false, [&](uint32_t k) {
+          return "q" + std::to_string(k) + "[" + std::to_string(e) + "]";
+        });
+        out << "  }\n";
+      }
+      for (uint32_t k = 0; k < nslots; ++k)
+        if (stores[k])
+          out << "    " << vector_ref(dtype_info(s.slots[k].dtype), base[k], "i0") << " = q" << k
+              << ";\n";
+      out << "  } else {\n";
+    }
+    out << "  for (uint64_t i = i0; i < min(uint64_t(s0 + " << kVectorWidth << "l), end); ++i) {\n";
+    emit_body(rare, element);
+    out << "  }\n";
+    if (!rare) out << "  }\n";
     out << "  }\n";
   };
   using FlagsLoop = FusedKernelSpec::FlagsLoop;

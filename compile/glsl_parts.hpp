@@ -39,6 +39,14 @@ bool exact_in_half(npvk_op op);
 std::string scalar_load(const DtypeInfo &d, const std::string &bits);
 // The element at `offset` (in elements) from address `base`, as an lvalue.
 std::string element_ref(const DtypeInfo &d, const std::string &base, const std::string &offset);
+// Elements per invocation on the vector path of a contiguous kernel: CPU
+// drivers do not merge consecutive scalar loads, so the vector type is explicit.
+constexpr uint32_t kVectorWidth = 4;
+// The storage vector type of kVectorWidth elements (f64vec4, u8vec4, ...),
+// and the vector at element `offset` (a multiple of kVectorWidth) of a
+// buffer aligned to the vector's size.
+std::string vector_type(const DtypeInfo &d);
+std::string vector_ref(const DtypeInfo &d, const std::string &base, const std::string &offset);
 // A compute-type value as stored, and a stored element as a loop reads it.
 std::string storage_value(const DtypeInfo &d, const std::string &r);
 std::string loaded_value(const DtypeInfo &d, const std::string &stored);
@@ -86,8 +94,9 @@ struct Templates {
 };
 
 // The header every kernel starts with: version, extensions, workgroup size,
-// buffer-reference types of `stored` dtypes, the push-constant block.
+// buffer-reference types of `stored` dtypes (and their vector_type()s with
+// `vectors`), the push-constant block.
 void emit_prologue(std::ostringstream &out, const std::string &key,
-                   const std::set<npvk_dtype> &stored);
+                   const std::set<npvk_dtype> &stored, bool vectors = false);
 
 }  // namespace npvk::glsl

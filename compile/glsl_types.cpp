@@ -51,6 +51,23 @@ std::string scalar_load(const DtypeInfo &d, const std::string &bits) {
   }
 }
 
+std::string vector_type(const DtypeInfo &d) {
+  const std::string t = d.glsl_storage;
+  if (t == "double") return "f64vec" + std::to_string(kVectorWidth);
+  if (t == "float") return "vec" + std::to_string(kVectorWidth);
+  if (t == "int") return "ivec" + std::to_string(kVectorWidth);
+  if (t == "uint") return "uvec" + std::to_string(kVectorWidth);
+  // int8_t -> i8vec4, uint64_t -> u64vec4, ...
+  const bool is_unsigned = t[0] == 'u';
+  const std::string bits = t.substr(is_unsigned ? 4 : 3, t.size() - (is_unsigned ? 6 : 5));
+  return std::string(is_unsigned ? "u" : "i") + bits + "vec" + std::to_string(kVectorWidth);
+}
+
+std::string vector_ref(const DtypeInfo &d, const std::string &base, const std::string &offset) {
+  return std::string("RefV_") + d.suffix + "(" + base + " + uint64_t(" + offset + ") * " +
+         std::to_string(d.itemsize) + "ul).v";
+}
+
 std::string element_ref(const DtypeInfo &d, const std::string &base, const std::string &offset) {
   return std::string("Ref_") + d.suffix + "(" + base + " + uint64_t(" + offset + ") * " +
          std::to_string(d.itemsize) + "ul).v";
@@ -122,7 +139,7 @@ void Templates::emit(std::ostringstream &out) const {
 }
 
 void emit_prologue(std::ostringstream &out, const std::string &key,
-                   const std::set<npvk_dtype> &stored) {
+                   const std::set<npvk_dtype> &stored, bool vectors) {
   out << "#version 460\n// npvk kernel " << key << "\n"
       << "#extension GL_EXT_buffer_reference : require\n"
          "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
@@ -134,6 +151,10 @@ void emit_prologue(std::ostringstream &out, const std::string &key,
     const DtypeInfo &di = dtype_info(d);
     out << "layout(buffer_reference, std430, buffer_reference_align = " << di.itemsize
         << ") buffer Ref_" << di.suffix << " { " << di.glsl_storage << " v; };\n";
+    if (vectors)
+      out << "layout(buffer_reference, std430, buffer_reference_align = "
+          << di.itemsize * kVectorWidth << ") buffer RefV_" << di.suffix << " { " << vector_type(di)
+          << " v; };\n";
   }
   out << "layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Meta "
          "{ int64_t v[]; };\n"
