@@ -28,7 +28,7 @@ packages=(
   # examples (examples/python/libraries): Debian's packages ship their tests
   python3-scipy python3-pandas python3-dask python3-skimage python3-sklearn python3-matplotlib
   # one device per Dask worker and per MPI rank (tests/python/test_dask.py)
-  python3-dask python3-distributed python3-mpi4py openmpi-bin
+  python3-distributed python3-mpi4py openmpi-bin
 )
 
 missing=()
