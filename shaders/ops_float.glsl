@@ -123,8 +123,9 @@ NPVK_F npvk_ldexp(NPVK_F x, int n) {
 NPVK_F npvk_trunc(NPVK_F x) {
   NPVK_U b = NPVK_TO_BITS(x);
   int m = NPVK_MANT_BITS;
+  if ((b & ~NPVK_SIGN_MASK) > NPVK_EXP_MASK) return NPVK_FROM_BITS(b | NPVK_QNAN);  // quieted
   int e = int((b & ~NPVK_SIGN_MASK) >> m) - int((NPVK_EXP_MASK >> m) >> 1);
-  if (e >= m) return x;                               // integral, inf or NaN
+  if (e >= m) return x;                               // integral or inf
   if (e < 0) return NPVK_FROM_BITS(b & NPVK_SIGN_MASK);  // |x| < 1
   return NPVK_FROM_BITS(b & ~((NPVK_U(1) << (m - e)) - NPVK_U(1)));
 }
@@ -135,8 +136,9 @@ NPVK_F npvk_rint(NPVK_F x) {
   NPVK_U sign = b & NPVK_SIGN_MASK;
   NPVK_U mag = b & ~NPVK_SIGN_MASK;
   int m = NPVK_MANT_BITS;
+  if (mag > NPVK_EXP_MASK) return NPVK_FROM_BITS(b | NPVK_QNAN);  // a NaN, quieted as C's
   int e = int(mag >> m) - int((NPVK_EXP_MASK >> m) >> 1);
-  if (e >= m) return x;                      // integral, inf or NaN
+  if (e >= m) return x;                      // integral or inf
   if (e < -1) return NPVK_FROM_BITS(sign);  // |x| < 0.5
   // The significand with its implicit bit; `sh` bits lie below the units.
   NPVK_U unit = NPVK_U(1) << m;
