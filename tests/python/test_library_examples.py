@@ -15,15 +15,7 @@ COMPARE = os.path.join(REPO, "examples", "python", "libraries", "compare.py")
 NEEDS = {"pandas": "pandas", "sklearn": "sklearn", "scipy.ndimage": "scipy", "matplotlib": "matplotlib"}
 
 
-# Known: with NPVK_MIN_BYTES=0 the figure's PNG differs from NumPy's in about
-# 250 of 300,000 pixels (one row of a contour line) although the computed field
-# is bit-identical; some float op in matplotlib's contour or image path differs
-# from NumPy's result on the device. strict: the test fails once it is fixed.
-MATPLOTLIB_PNG = pytest.mark.xfail(strict=True, reason="PNG differs in ~250 pixels under NPVK_MIN_BYTES=0")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=MATPLOTLIB_PNG) if n == "matplotlib" else n
-                                  for n in NEEDS])
+@pytest.mark.parametrize("name", list(NEEDS))
 def test_example_outputs_match(name):
     pytest.importorskip(NEEDS[name])
     import npvk
