@@ -125,6 +125,10 @@ const std::vector<OptionInfo> &option_table() {
        "arrays smaller than this stay on NumPy's path; 0 accelerates everything supported; not "
        "an integer is an error",
        "python"},
+      {"NPVK_COST_MODEL", "on",
+       "0: recorded elementwise work always runs on the device; otherwise each flush runs where "
+       "it is estimated faster, the device or NumPy's own loops (not with NPVK_MIN_BYTES=0)",
+       "python"},
       {"NPVK_STATS", "unset (off)",
        "anything but empty or 0 prints a one-line summary of what ran where at exit", "python"},
       {"NPVK_REPORT", "unset (off)",

@@ -1,5 +1,5 @@
-// Failure handling: the host loop that replays failed flushes, failure
-// counts, and fault injection for tests.
+// The host loop: it replays failed flushes and runs the flushes the cost
+// model keeps on the host; failure counts, and fault injection for tests.
 #include "capi/capi_common.hpp"
 #include "runtime/fault_injection.hpp"
 
@@ -21,6 +21,39 @@ NPVK_API npvk_status npvk_context_get_failure_stats(npvk_context h, npvk_failure
     auto ctx = get_context(h);
     ContextLock lock(ctx->mutex());
     copy_sized(out, ctx->failure_stats());
+  });
+}
+
+NPVK_API npvk_status npvk_context_set_cost_model(npvk_context h, int enabled) {
+  return guarded([&] {
+    auto ctx = get_context(h);
+    ContextLock lock(ctx->mutex());
+    ctx->set_cost_model(enabled != 0);
+  });
+}
+
+NPVK_API npvk_status npvk_context_get_cost_model(npvk_context h, int measure,
+                                                 npvk_cost_model *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    auto ctx = get_context(h);
+    ContextLock lock(ctx->mutex());
+    const CostParams &p = ctx->cost_params(measure != 0);
+    const CostEstimate &e = ctx->last_cost_estimate();
+    npvk_cost_model m{};
+    m.struct_size = sizeof m;
+    m.enabled = ctx->cost_model();
+    m.measured = p.measured;
+    m.device_flush_ns = p.device_flush_ns;
+    m.device_ns_per_byte = p.device_ns_per_byte;
+    m.device_math_ns = p.device_math_ns;
+    m.device_pow_ns = p.device_pow_ns;
+    m.host_ns_per_byte = p.host_ns_per_byte;
+    m.host_math_ns = p.host_math_ns;
+    m.host_pow_ns = p.host_pow_ns;
+    m.last_device_ns = e.device_ns;
+    m.last_host_ns = e.host_ns;
+    copy_sized(out, m);
   });
 }
 

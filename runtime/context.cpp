@@ -45,6 +45,7 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   std::string dir;
   if (!(opts.flags & NPVK_CONTEXT_NO_DISK_CACHE))
     dir = opts.cache_dir && *opts.cache_dir ? opts.cache_dir : env.cache_dir;
+  c.cache_dir_ = dir;
   c.kernels_ =
       std::make_unique<KernelStore>(*c.device_, dir, env.debug_kernel_dir, c.stats_, c.profiler_);
   c.executor_ = std::make_unique<vk::Executor>(*c.device_, c.kernels_->layout());
@@ -275,6 +276,21 @@ void Context::flush() {
     kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
     cuts = choose_flags_loops(kernels, done);
   }
+  if (runs_on_host(done, kernels)) {
+    // NumPy's own loops on the same memory; pages open as for the device.
+    if (observer_) observer_->before_flush();
+    try {
+      recovery_.run(done, fp_errors_);
+    } catch (...) {
+      if (observer_) observer_->after_flush();
+      throw;
+    }
+    if (observer_) observer_->after_flush();
+    ++stats_.host_flushes;
+    stats_.host_ops += done.size();
+    stats_.flush_seconds += seconds_since(start);
+    return;
+  }
   std::vector<vk::Dispatch> batch;
   std::vector<size_t> first_dispatch;  // per kernel, into batch
   vk::BatchResult result;
@@ -314,6 +330,25 @@ void Context::flush() {
     recorder_->ran(done, result.device_seconds);
   observe_.observe(done, kernels, first_dispatch, result, submit_ns, stats_.flushes, profiler_);
   stats_.flush_seconds += seconds_since(start);
+}
+
+bool Context::runs_on_host(const std::vector<RecordedOp> &done,
+                           const std::vector<PlannedKernel> &kernels) {
+  switch (where_) {
+    case FlushWhere::Device:
+      return false;
+    case FlushWhere::Host:
+      require(recovery_.can_run_elementwise(done), NPVK_ERR_UNSUPPORTED,
+              "the host cannot run this work");
+      return true;
+    case FlushWhere::CostModel:
+      break;
+  }
+  if (!cost_model_ || !recovery_.can_run_elementwise(done)) return false;
+  const CostParams &p = cost_params();
+  if (!p.measured) return false;
+  last_estimate_ = estimate_costs(p, done, kernels);
+  return last_estimate_.host();
 }
 
 void Context::account(const std::vector<RecordedOp> &done,

@@ -17,6 +17,7 @@
 #include "base/tracked_mutex.hpp"
 #include "compile/fusion.hpp"
 #include "runtime/buffer.hpp"
+#include "runtime/cost_model.hpp"
 #include "runtime/fp_errors.hpp"
 #include "runtime/kernel_store.hpp"
 #include "runtime/observe.hpp"
@@ -92,6 +93,14 @@ class Context : public std::enable_shared_from_this<Context> {
 
   // Failure handling (runtime/recovery.hpp, docs/architecture.md).
   void set_host_loop(npvk_host_loop_fn fn, void *user) { recovery_.set_host_loop(fn, user); }
+  // The cost model (runtime/cost_model.hpp): off until enabled; it needs the
+  // host loop. Its parameters are measured at their first use.
+  void set_cost_model(bool on) { cost_model_ = on; }
+  bool cost_model() const { return cost_model_; }
+  // `measure`: measure them now if they are neither known nor cached.
+  const CostParams &cost_params(bool measure = true);
+  // The estimates of the last flush the cost model weighed.
+  const CostEstimate &last_cost_estimate() const { return last_estimate_; }
   npvk_failure_stats failure_stats() const { return recovery_.stats(); }
   // Observability (runtime/observe.hpp, docs/observability.md).
   Profiler &profiler() { return profiler_; }
@@ -107,6 +116,12 @@ class Context : public std::enable_shared_from_this<Context> {
   // each kernel's pipeline.
   std::vector<vk::Dispatch> bind(const std::vector<PlannedKernel> &kernels,
                                  std::vector<size_t> &first_dispatch);
+  // Where the next flushes run: by the cost model, or (measuring it) forced.
+  enum class FlushWhere { CostModel, Device, Host };
+  bool runs_on_host(const std::vector<RecordedOp> &done, const std::vector<PlannedKernel> &kernels);
+  CostParams measure_costs();  // runtime/cost_calibration.cpp
+  // The cost model's file name: the driver's UUID and the device's ids.
+  std::string device_key() const;
   // Counts what a flush ran and notes its FP exceptions.
   void account(const std::vector<RecordedOp> &done, const std::vector<PlannedKernel> &kernels,
                const std::vector<size_t> &first_dispatch, const vk::BatchResult &result);
@@ -133,6 +148,12 @@ class Context : public std::enable_shared_from_this<Context> {
   uint64_t min_fuse_elements_ = 65536;
   bool allow_import_ = true;  // NPVK_ZERO_COPY=0: mirrored buffers only
   bool released_ = false;
+  bool cost_model_ = false;
+  bool costs_tried_ = false;
+  CostParams costs_;
+  CostEstimate last_estimate_;
+  FlushWhere where_ = FlushWhere::CostModel;
+  std::string cache_dir_;  // the kernel cache's: the cost model's figures too
 };
 
 }  // namespace npvk

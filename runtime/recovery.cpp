@@ -46,32 +46,29 @@ bool safe_to_rerun(const std::vector<RecordedOp> &ops) {
 
 }  // namespace
 
-bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run,
-                       FpErrors &errors) {
-  ++failures_.flush_failures;
-  failures_.last_status = uint32_t(error.status());
-  std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", error.what());
-  bool possible = loop_.fn != nullptr && (!may_have_run || safe_to_rerun(done));
-  for (size_t i = 0; possible && i < done.size(); ++i) {
-    const RecordedOp &op = done[i];
-    for (const View &v : op.operands) possible = possible && host_bytes(v) != nullptr;
-    if (op.standalone) {
-      possible = possible && op.standalone->replay_supported(loop_);
-      continue;
-    }
-    npvk_dtype dtypes[kMaxOperands];
-    for (size_t k = 0; k < op.operands.size(); ++k) dtypes[k] = op.spec.operands[k].dtype;
-    possible = possible && loop_.has(op.spec.op, op.spec.nin, op.spec.nout, dtypes);
+bool Recovery::loops_exist(const RecordedOp &op) const {
+  npvk_dtype dtypes[kMaxOperands];
+  for (size_t k = 0; k < op.operands.size(); ++k) dtypes[k] = op.spec.operands[k].dtype;
+  return loop_.has(op.spec.op, op.spec.nin, op.spec.nout, dtypes);
+}
+
+bool Recovery::can_run_elementwise(const std::vector<RecordedOp> &ops) const {
+  if (!loop_.fn) return false;
+  for (const RecordedOp &op : ops) {
+    if (op.standalone) return false;
+    for (const View &v : op.operands)
+      if (!v.scalar && (!host_bytes(v) || v.buffer->mirrored())) return false;
+    if (!loops_exist(op)) return false;
   }
-  if (!possible) {
-    failures_.ops_lost += done.size();
-    return false;
-  }
+  return true;
+}
+
+void Recovery::run(const std::vector<RecordedOp> &ops, FpErrors &errors) {
   // The loops raise FP exceptions as NumPy's do; they are reported like the
   // device's, and the flushing thread's own status is left as it was.
   std::fexcept_t saved;
   std::fegetexceptflag(&saved, FE_ALL_EXCEPT);
-  for (const RecordedOp &op : done) {
+  for (const RecordedOp &op : ops) {
     if (op.standalone) {
       uint8_t *bytes[3] = {};
       for (size_t k = 0; k < op.operands.size() && k < 3; ++k)
@@ -82,6 +79,25 @@ bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, 
     replay_elementwise(op, errors);
   }
   std::fesetexceptflag(&saved, FE_ALL_EXCEPT);
+}
+
+bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run,
+                       FpErrors &errors) {
+  ++failures_.flush_failures;
+  failures_.last_status = uint32_t(error.status());
+  std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", error.what());
+  bool possible = loop_.fn != nullptr && (!may_have_run || safe_to_rerun(done));
+  for (size_t i = 0; possible && i < done.size(); ++i) {
+    const RecordedOp &op = done[i];
+    for (const View &v : op.operands) possible = possible && host_bytes(v) != nullptr;
+    possible =
+        possible && (op.standalone ? op.standalone->replay_supported(loop_) : loops_exist(op));
+  }
+  if (!possible) {
+    failures_.ops_lost += done.size();
+    return false;
+  }
+  run(done, errors);
   failures_.ops_replayed += done.size();
   return true;
 }

@@ -24,8 +24,15 @@ class Recovery {
   // safe to run twice is replayed. The replay's FP exceptions go to `errors`.
   bool recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run,
                FpErrors &errors);
+  // Whether `ops` can run on the host instead of the device, by choice (the
+  // cost model): elementwise ops only, whose results are then NumPy's own
+  // loops' bits, on memory the host reaches in place (no mirrored copies).
+  bool can_run_elementwise(const std::vector<RecordedOp> &ops) const;
+  // Runs `ops` on the host; their FP exceptions go to `errors`.
+  void run(const std::vector<RecordedOp> &ops, FpErrors &errors);
 
  private:
+  bool loops_exist(const RecordedOp &op) const;
   void replay_elementwise(const RecordedOp &op, FpErrors &errors);
   HostLoop loop_;
   npvk_failure_stats failures_{};

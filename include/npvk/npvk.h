@@ -325,6 +325,10 @@ typedef struct npvk_stats {
   uint64_t device_bytes_held;    /* device copies held now */
   uint64_t device_bytes_peak;    /* most held at once since creation or the last reset */
   uint64_t device_memory_budget; /* the budget in bytes */
+  /* The cost model (npvk_context_set_cost_model): flushes, and the ops in
+   * them, that ran through the host loop because it was estimated faster. */
+  uint64_t host_flushes;
+  uint64_t host_ops;
 } npvk_stats;
 
 NPVK_API npvk_status npvk_context_get_stats(npvk_context ctx, npvk_stats *out);
@@ -658,6 +662,37 @@ typedef int (*npvk_host_loop_fn)(void *user, npvk_op op, uint32_t nin, uint32_t 
 /* Registers (fn != NULL) or removes the context's host loop. */
 NPVK_API npvk_status npvk_context_set_host_loop(npvk_context ctx, npvk_host_loop_fn fn,
                                                 void *user);
+
+/* The cost model (docs/architecture.md, "Cost model"). Where a host loop is
+ * registered and the host reaches every operand in place (zero-copy memory of
+ * a CPU or unified-memory device, no mirrored copy), a flush of elementwise
+ * ops whose estimated host time is below its estimated device time runs
+ * through the host loop instead of the device: the same memory, the host
+ * loop's results. The estimate uses figures measured once per device and
+ * driver (add, exp and power of float64 arrays, each way) and kept in the
+ * kernel cache's directory. Off until enabled. */
+NPVK_API npvk_status npvk_context_set_cost_model(npvk_context ctx, int enabled);
+
+typedef struct npvk_cost_model {
+  uint32_t struct_size; /* set by the caller to sizeof(npvk_cost_model) */
+  uint32_t enabled;
+  uint32_t measured; /* 0: not measured (yet, or the device's memory is not the host's) */
+  uint32_t reserved;
+  double device_flush_ns;    /* submit to return of one tiny kernel */
+  double device_ns_per_byte; /* a cheap kernel, per byte read or written */
+  double device_math_ns;     /* one float64 math call (exp), per element */
+  double device_pow_ns;      /* a power with an array exponent, per element */
+  double host_ns_per_byte;   /* the host loop of add, per byte */
+  double host_math_ns;       /* the host loop of exp, per element beyond its bytes */
+  double host_pow_ns;        /* the host loop of power, per element beyond its bytes */
+  double last_device_ns;     /* the last weighed flush's estimates */
+  double last_host_ns;
+} npvk_cost_model;
+
+/* The cost model's figures; `measure` != 0 measures them now if they are
+ * neither measured nor cached (a fraction of a second; needs the host loop). */
+NPVK_API npvk_status npvk_context_get_cost_model(npvk_context ctx, int measure,
+                                                 npvk_cost_model *out);
 
 typedef struct npvk_failure_stats {
   uint32_t struct_size;     /* sizeof(npvk_failure_stats) */

@@ -121,6 +121,7 @@ def enable(min_bytes=None, device=None):
         _min_bytes = int(min_bytes)
         if _enabled:
             _native.set_min_bytes(int(min_bytes))
+            _native.set_cost_model(_cost_model_wanted())
             _check_same_device(device)
             return
         # UCX (Open MPI's ucx pml) installs its own SIGSEGV/SIGBUS handler in
@@ -143,7 +144,25 @@ def enable(min_bytes=None, device=None):
         _products.install(_native)
         _hook_faulthandler()
         _observe.install(_native)
+        _native.set_cost_model(_cost_model_wanted())
         _enabled = True
+
+
+def _cost_model_wanted():
+    """The cost model (docs/architecture.md, "Cost model") decides at each
+    flush whether NumPy's own loops run the recorded work faster; on unless
+    NPVK_COST_MODEL=0, or in forced mode (min_bytes 0: every supported call on
+    the device)."""
+    return _min_bytes > 0 and os.environ.get("NPVK_COST_MODEL", "1") not in ("", "0")
+
+
+def cost_model(measure=True):
+    """The cost model's figures for this device (ns per byte and per math
+    call, each way), measured now if `measure` and not yet measured or cached,
+    and the last weighed flush's estimates; None before enable()."""
+    if not _enabled:
+        return None
+    return _native.cost_model(bool(measure))
 
 
 def _check_same_device(device):
@@ -255,7 +274,9 @@ def summary():
     fallbacks = s.get("ops_fallback", {})
     top = sorted(((n, u, r) for u, rs in fallbacks.items() for r, n in rs.items()), reverse=True)[:3]
     why = "; ".join(f"{u} ({r}) x{n}" for n, u, r in top)
-    return (f"npvk: {s['ops_on_device']} ops on the device, "
+    on_host = s.get("ops_on_host", 0)
+    cost = f" ({on_host} of them run with NumPy's loops by the cost model)" if on_host else ""
+    return (f"npvk: {s['ops_on_device']} ops on the device{cost}, "
             f"{s['ops_fallback_total']} loop calls on NumPy's path{' (' + why + ')' if why else ''}; "
             f"{s.get('kernels_compiled', 0)} kernels compiled, {s.get('cache_hits', 0)} cache hits; "
             f"device {s.get('device_seconds', 0.0):.3f} s; host syncs: {syncs or 'none'}")

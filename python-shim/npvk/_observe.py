@@ -141,6 +141,9 @@ def profile():
         },
         "fallbacks": s["ops_fallback"],
         "fallback_calls": s["ops_fallback_total"],
+        # Recorded work the cost model ran with NumPy's loops, whole flushes.
+        "cost_model": {"host_flushes": s.get("host_flushes", 0),
+                       "ops_on_host": s.get("ops_on_host", 0)},
         "array_work": {
             "elements_on_device": p["elements_on_device"],
             "elements_fallback": p["elements_fallback"],
@@ -184,6 +187,11 @@ def profile_text(report):
         lines.append(f"  {label:<17}{s[key]:9.3f} s  {notes.get(key, '')}".rstrip())
     lines.append(f"  {'unaccounted':<17}{s['unaccounted']:9.3f} s  "
                  "Python, and NumPy outside replaced ufunc loops")
+    cm = report["cost_model"]
+    if cm["host_flushes"]:
+        lines.append(f"  cost model: {cm['host_flushes']} flushes ({cm['ops_on_host']} of the "
+                     f"{report['ops_on_device']} calls sent) ran with NumPy's loops, "
+                     "estimated faster on the host")
     fraction = report["array_work"]["device_fraction"]
     if fraction is not None:
         lines.append(f"  array work: {_percent(fraction)} of ufunc loop elements on the device")

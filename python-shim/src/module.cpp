@@ -215,6 +215,9 @@ PyObject *py_stats(PyObject *, PyObject *) {
     put(d, "device_bytes_held", PyLong_FromUnsignedLongLong(s.device_bytes_held));
     put(d, "device_bytes_peak", PyLong_FromUnsignedLongLong(s.device_bytes_peak));
     put(d, "device_memory_budget", PyLong_FromUnsignedLongLong(s.device_memory_budget));
+    // Recorded work the cost model ran with NumPy's loops (src/cost_model.cpp).
+    put(d, "host_flushes", PyLong_FromUnsignedLongLong(s.host_flushes));
+    put(d, "ops_on_host", PyLong_FromUnsignedLongLong(s.host_ops));
     // The runtime's own counts of what it recorded and how it fused (bench/compare).
     PyObject *core = PyDict_New();
     put(core, "ops_recorded", PyLong_FromUnsignedLongLong(s.ops_recorded));
@@ -303,6 +306,8 @@ PyMethodDef g_methods[] = {
     {"set_promotion", py_set_promotion, METH_O,
      "NumPy's promotion state: 'legacy', 'weak' or 'weak_and_warn'"},
     {"stats", py_stats, METH_NOARGS, "statistics as a dict"},
+    {"set_cost_model", py_set_cost_model, METH_O, "turn the cost model on or off"},
+    {"cost_model", py_cost_model, METH_O, "cost_model(measure) -> dict of its figures"},
     {"reset_stats", py_reset_stats, METH_NOARGS, "zero the statistics"},
     {"op_table", py_op_table, METH_NOARGS, "[(opcode, name, nin, nout, implemented)]"},
     {"device_info", py_device_info, METH_NOARGS, "the device in use"},

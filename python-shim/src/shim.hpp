@@ -124,6 +124,9 @@ bool patch_method(const char *name, PyObject *handler, PyObject *function);
 void unpatch_methods();
 // _native.reduce(op, array, in_dtype, result, out_dtype, axes, initial_bytes):
 // records npvk_reduce; None, or the reason it could not.
+// The cost model (src/cost_model.cpp).
+PyObject *py_set_cost_model(PyObject *, PyObject *on);
+PyObject *py_cost_model(PyObject *, PyObject *measure);
 PyObject *py_device_reduce(PyObject *, PyObject *args);
 // _native.accumulate(op, array, in_dtype, result, out_dtype, axis): records
 // npvk_accumulate; None, or the reason it could not.

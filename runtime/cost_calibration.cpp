@@ -1,0 +1,107 @@
+// Measures the cost model's parameters (runtime/cost_model.hpp) on this
+// context's device and host, once per device and driver: the same ops
+// (add, exp, power of float64 arrays) run as kernels and through the host
+// loop, each timed as a whole flush, medians of a few runs after one that
+// builds the kernel. The figures are kept in the kernel cache's directory.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/context.hpp"
+
+namespace npvk {
+namespace {
+
+constexpr int64_t kElements = 1 << 20;  // 8 MiB per operand: past the caches
+constexpr int kRuns = 3;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+std::string Context::device_key() const {
+  const npvk_device_info &info = device_->info();
+  std::string key;
+  char hex[3];
+  for (uint8_t byte : info.driver_uuid) {
+    std::snprintf(hex, sizeof hex, "%02x", byte);
+    key += hex;
+  }
+  char ids[32];
+  std::snprintf(ids, sizeof ids, "-%04x-%04x", info.vendor_id, info.device_id);
+  return key + ids;
+}
+
+const CostParams &Context::cost_params(bool measure) {
+  if (costs_tried_ || costs_.measured) return costs_;
+  if (load_cost_params(cache_dir_, device_key(), &costs_) || !measure) return costs_;
+  costs_tried_ = true;
+  costs_ = measure_costs();
+  if (costs_.measured) save_cost_params(cache_dir_, device_key(), costs_);
+  return costs_;
+}
+
+CostParams Context::measure_costs() {
+  CostParams p;
+  // The measurement's own work is no part of the program's statistics.
+  const npvk_stats saved_stats = stats_;
+  const FlushWhere saved_where = where_;
+  auto a = create_buffer(kElements * 8), b = create_buffer(kElements * 8),
+       c = create_buffer(kElements * 8);
+  for (const auto &buf : {a, b})
+    if (!buf->device->mapped()) return p;  // the host cannot run this device's work
+  std::fill_n(static_cast<double *>(a->device->mapped()), kElements, 1.25);
+  std::fill_n(static_cast<double *>(b->device->mapped()), kElements, 1.75);
+  const int64_t n = kElements, one = 1;
+  auto va = make_view(a, 0, NPVK_FLOAT64, 1, &n, nullptr),
+       vb = make_view(b, 0, NPVK_FLOAT64, 1, &n, nullptr),
+       vc = make_view(c, 0, NPVK_FLOAT64, 1, &n, nullptr),
+       ta = make_view(a, 0, NPVK_FLOAT64, 1, &one, nullptr),
+       tc = make_view(c, 0, NPVK_FLOAT64, 1, &one, nullptr);
+  // Seconds per flush of one op, on `where`.
+  auto time = [&](FlushWhere where, npvk_op op, std::vector<const View *> operands) {
+    where_ = where;
+    const uint32_t nin = uint32_t(operands.size() - 1);
+    std::vector<double> ns;
+    for (int run = 0; run <= kRuns; ++run) {
+      apply(op, operands, nin);
+      const auto start = std::chrono::steady_clock::now();
+      flush();
+      const double t =
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+              .count();
+      if (run > 0) ns.push_back(t);  // the first builds the kernel
+    }
+    return median(ns);
+  };
+  try {
+    const double bytes2 = 2.0 * 8 * kElements, bytes3 = 3.0 * 8 * kElements;
+    p.device_flush_ns = time(FlushWhere::Device, NPVK_OP_ADD, {ta.get(), ta.get(), tc.get()});
+    const double dev_add = time(FlushWhere::Device, NPVK_OP_ADD, {va.get(), vb.get(), vc.get()});
+    const double dev_exp = time(FlushWhere::Device, NPVK_OP_EXP, {va.get(), vc.get()});
+    const double dev_pow = time(FlushWhere::Device, NPVK_OP_POWER, {va.get(), vb.get(), vc.get()});
+    const double host_add = time(FlushWhere::Host, NPVK_OP_ADD, {va.get(), vb.get(), vc.get()});
+    const double host_exp = time(FlushWhere::Host, NPVK_OP_EXP, {va.get(), vc.get()});
+    const double host_pow = time(FlushWhere::Host, NPVK_OP_POWER, {va.get(), vb.get(), vc.get()});
+    p.device_ns_per_byte = std::max(0.0, dev_add - p.device_flush_ns) / bytes3;
+    p.device_math_ns =
+        std::max(0.0, dev_exp - p.device_flush_ns - bytes2 * p.device_ns_per_byte) / kElements;
+    p.device_pow_ns =
+        std::max(0.0, dev_pow - p.device_flush_ns - bytes3 * p.device_ns_per_byte) / kElements;
+    p.host_ns_per_byte = host_add / bytes3;
+    p.host_math_ns = std::max(0.0, host_exp - bytes2 * p.host_ns_per_byte) / kElements;
+    p.host_pow_ns = std::max(0.0, host_pow - bytes3 * p.host_ns_per_byte) / kElements;
+    p.measured = true;
+  } catch (const Error &) {
+    pending_.clear();  // no figures: every flush stays on the device
+  }
+  where_ = saved_where;
+  stats_ = saved_stats;
+  return p;
+}
+
+}  // namespace npvk

@@ -1,0 +1,180 @@
+"""The cost model (docs/architecture.md, "Cost model"): at each flush of
+elementwise work whose memory the host reaches in place, npvk estimates the
+device's time and that of NumPy's own loops from figures measured once per
+device, and runs the cheaper. Work it keeps on the host runs NumPy's loops on
+the same memory, so its results are NumPy's bits (0 ULP), FP warnings
+included."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import npvk
+from npvk_testlib import NPVK_PYTHON_DIR
+
+N = 1 << 20  # 8 MiB of float64: above the default NPVK_MIN_BYTES
+
+
+@pytest.fixture
+def cost_model_on(monkeypatch):
+    """Enables npvk with the cost model when called (after the test computed
+    NumPy's results), and disables it afterwards."""
+    monkeypatch.setenv("NPVK_COST_MODEL", "1")
+    yield npvk.enable
+    npvk.disable()
+
+
+def _inputs():
+    rng = np.random.default_rng(7)
+    return rng.random(N) + 0.5, rng.random(N) + 0.5
+
+
+def _placed(before, after):
+    return after["host_flushes"] - before["host_flushes"], after["flushes"] - before["flushes"]
+
+
+def test_figures_are_measured_and_positive(cost_model_on):
+    cost_model_on()
+    figures = npvk.cost_model()
+    assert figures["enabled"] and figures["measured"]
+    for key in ("device_flush_ns", "device_ns_per_byte", "host_ns_per_byte"):
+        assert figures[key] > 0, key
+
+
+def test_the_cheaper_side_runs_and_gives_numpys_bits(cost_model_on):
+    a, b = _inputs()
+    expected = np.exp(a) * b
+    cost_model_on()
+    x, y = np.array(a), np.array(b)
+    before = npvk.stats()
+    got = np.exp(x) * y
+    got[0]  # the host reads it: the flush
+    after = npvk.stats()
+    figures = npvk.cost_model(measure=False)
+    on_host, on_device = _placed(before, after)
+    # Exactly one of the two ran the flush, the one with the lower estimate.
+    if figures["last_host_ns"] < figures["last_device_ns"]:
+        assert (on_host, on_device) == (1, 0)
+        assert after["ops_on_host"] - before["ops_on_host"] == 2
+        np.testing.assert_array_equal(got, expected)  # NumPy's loops: 0 ULP
+    else:
+        assert (on_host, on_device) == (0, 1)
+        np.testing.assert_array_max_ulp(got, expected, 2)  # exp <= 1 ULP, one rounding
+    assert figures["last_device_ns"] > 0 and figures["last_host_ns"] > 0
+
+
+def _is_cpu_device():
+    return "llvmpipe" in npvk.device()["name"]
+
+
+def test_on_lavapipe_numpys_simd_exp_stays_on_the_host(cost_model_on):
+    a, _ = _inputs()
+    expected = np.exp(a)
+    cost_model_on()
+    if not _is_cpu_device():
+        pytest.skip("a statement about a CPU device")
+    x = np.array(a)
+    before = npvk.stats()
+    got = np.exp(x)
+    got[0]
+    after = npvk.stats()
+    assert _placed(before, after) == (1, 0)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_host_runs_raise_numpys_warnings(cost_model_on):
+    cost_model_on()
+    if not _is_cpu_device():
+        pytest.skip("needs a device on which exp runs on the host")
+    x = np.full(N, 800.0)
+    before = npvk.stats()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = np.exp(x)
+        got[0]
+        npvk.sync()
+    assert npvk.stats()["host_flushes"] > before["host_flushes"]
+    assert np.isinf(got).all()
+    assert any("overflow" in str(w.message) for w in caught), [str(w.message) for w in caught]
+
+
+def test_off_and_forced_mode_keep_everything_on_the_device(monkeypatch):
+    a, b = _inputs()
+    for setting, min_bytes in (("0", None), ("1", 0)):
+        monkeypatch.setenv("NPVK_COST_MODEL", setting)
+        npvk.enable(min_bytes=min_bytes)
+        try:
+            assert not npvk.cost_model(measure=False)["enabled"]
+            x = np.array(a)
+            before = npvk.stats()
+            got = np.exp(x)
+            got[0]
+            on_host, on_device = _placed(before, npvk.stats())
+            assert (on_host, on_device) == (0, 1), setting
+        finally:
+            npvk.disable()
+
+
+_CHILD = textwrap.dedent("""
+    import numpy as np, npvk
+    x0 = np.linspace(0.5, 2.0, 1 << 20)
+    expected = np.exp(x0) * x0 + np.log(x0) ** 3
+    npvk.enable()
+    x = np.array(x0)
+    y = np.exp(x) * x + np.log(x) ** 3
+    y[0]
+    s = npvk.stats()
+    same = bool(np.array_equal(y, expected))
+    print(s["host_flushes"], s["flushes"], same)
+""")
+
+
+def _figures_file(device_ns_per_byte, host_ns_per_byte):
+    return (f"device_flush_ns 0\ndevice_ns_per_byte {device_ns_per_byte}\n"
+            f"device_math_ns 0\ndevice_pow_ns 0\nhost_ns_per_byte {host_ns_per_byte}\n"
+            "host_math_ns 0\nhost_pow_ns 0\n")
+
+
+def test_cached_figures_decide(tmp_path):
+    """The figures are kept in the kernel cache's directory and read from
+    there: with a device made to look free, work goes to the device; with the
+    host made to look free, to the host, with NumPy's bits."""
+    env = dict(os.environ, PYTHONPATH=NPVK_PYTHON_DIR, NPVK_CACHE_DIR=str(tmp_path),
+               NPVK_COST_MODEL="1")
+    env.pop("NPVK", None)
+    run = lambda: subprocess.run([sys.executable, "-c", _CHILD], env=env, text=True,
+                                 capture_output=True, timeout=300)
+    first = run()
+    assert first.returncode == 0, first.stderr
+    files = list(tmp_path.glob("cost-model-*.txt"))
+    assert len(files) == 1, os.listdir(tmp_path)
+    for device_cost, host_cost, expect_host in ((0, 1e6, False), (1e6, 0, True)):
+        files[0].write_text(_figures_file(device_cost, host_cost))
+        out = run()
+        assert out.returncode == 0, out.stderr
+        host_flushes, flushes, same = out.stdout.split()
+        if expect_host:
+            assert (int(host_flushes), int(flushes), same) == (1, 0, "True"), out.stdout
+        else:
+            assert int(host_flushes) == 0 and int(flushes) >= 1, out.stdout
+
+
+def test_a_corrupt_figures_file_is_measured_again(tmp_path):
+    env = dict(os.environ, PYTHONPATH=NPVK_PYTHON_DIR, NPVK_CACHE_DIR=str(tmp_path),
+               NPVK_COST_MODEL="1")
+    env.pop("NPVK", None)
+    probe = "import npvk; npvk.enable(); print(npvk.cost_model()['measured'])"
+    first = subprocess.run([sys.executable, "-c", probe], env=env, text=True,
+                           capture_output=True, timeout=300)
+    assert first.stdout.strip() == "True", first.stderr
+    (ufile,) = tmp_path.glob("cost-model-*.txt")
+    ufile.write_text("device_flush_ns -1\n")
+    again = subprocess.run([sys.executable, "-c", probe], env=env, text=True,
+                           capture_output=True, timeout=300)
+    assert again.stdout.strip() == "True", again.stderr
+    assert "host_pow_ns" in ufile.read_text()
