@@ -218,8 +218,8 @@ int run(int argc, char **argv) {
     usage("unknown program");
   std::printf("{\"program\": \"%s\", \"n\": %" PRIu64 ", \"steps\": %u, \"repeat\": %u, ",
               o.program.c_str(), o.n, o.steps, o.repeat);
-  std::printf("\"device\": \"%s\", \"timestamps\": %s, ", dev.info().name,
-              dev.info().timestamps ? "true" : "false");
+  std::printf("\"device\": \"%s\", \"driver\": \"%s\", \"timestamps\": %s, ", dev.info().name,
+              dev.info().driver_info, dev.info().timestamps ? "true" : "false");
   print_list("step_seconds", t.step_seconds);
   std::printf(", ");
   print_list("submission_seconds", t.submission_seconds);
