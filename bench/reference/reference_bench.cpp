@@ -185,11 +185,11 @@ Timings heat_equation(ReferenceDevice &dev, const Options &o) {
       const Array &to = step % 2 ? a : b;
       vk::Dispatch d;
       d.pipeline = pipeline;
-      const uint64_t operands[4] = {from.address(), to.address(), side, bits(o.alpha)};
+      const uint64_t operands[4] = {from.address(), to.address(), n, bits(o.alpha)};
       std::memcpy(d.push.operand, operands, sizeof operands);
-      d.push.count = n;
+      d.push.count = n * n;
       d.push.tables = dev.tables();
-      d.groups = dev.groups(n);
+      d.groups = dev.groups((n * n + kWorkgroupSize - 1) / kWorkgroupSize);
       d.accesses = {access(from, false), access(to, true)};
       batch.push_back(d);
     }
