@@ -7,22 +7,10 @@
 // them into the sums. No FP exception flags, no index arithmetic beyond a
 // 32-bit counter; exp and log are npvk's own (math_f64.glsl, <= 1 ulp).
 //
-// Push constants: npvk's block (compile/kernel_abi.hpp), so npvk's executor
-// dispatches it. operand[0..4] = addresses of S, X, T, call_sum, put_sum;
+// Push constants (reference_prelude.glsl): operand[0..4] = addresses of S, X, T, call_sum, put_sum;
 // operand[5..7] = the bits of r, v and r + 0.5 v v (computed on the host, as
 // Python computes that scalar); count = options.
-#extension GL_EXT_buffer_reference : require
-#extension GL_EXT_shader_explicit_arithmetic_types : require
-#extension GL_KHR_shader_subgroup_basic : require
-layout(local_size_x = 128) in;
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer F64 { double v[]; };
-layout(push_constant, std430) uniform Push {
-  uint64_t operand[12];
-  uint64_t meta;
-  uint64_t count;
-  uint64_t tables;
-  uint64_t flags;
-} pc;
+#include "reference_prelude.glsl"
 #define NPVK_F64_TABLES pc.tables
 #include "math_f64.glsl"
 
@@ -41,16 +29,8 @@ double cnd(double d) {
 }
 
 void main() {
-  // Each subgroup owns one contiguous run of the array and walks it a
-  // subgroup-width at a time, so its lanes always touch adjacent elements
-  // (the split npvk's generated kernels use; the index fits 32 bits).
-  const uint n = uint(pc.count);
-  const uint groups = gl_NumWorkGroups.x;
-  const uint block = ((n + groups - 1u) / groups + 127u) / 128u * 128u;
-  const uint part = block / gl_NumSubgroups;
-  const uint lanes = min(gl_SubgroupSize, 128u);
-  const uint first = gl_WorkGroupID.x * block + gl_SubgroupID * part;
-  const uint end = min(first + part, n);
+  uint first, end, lanes;
+  subgroup_run(uint(pc.count), first, end, lanes);
   F64 s_in = F64(pc.operand[0]), x_in = F64(pc.operand[1]), t_in = F64(pc.operand[2]);
   F64 call_sum = F64(pc.operand[3]), put_sum = F64(pc.operand[4]);
   const double r = uint64BitsToDouble(pc.operand[5]);

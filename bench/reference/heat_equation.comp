@@ -9,30 +9,14 @@
 // a time, each lane carrying its position and stepping over the two boundary
 // columns when it wraps to the next row.
 //
-// Push constants: npvk's block (compile/kernel_abi.hpp). operand[0] = address
+// Push constants (reference_prelude.glsl): operand[0] = address
 // of u, operand[1] = of next (both (n+2) x (n+2), C order), operand[2] = n,
 // operand[3] = the bits of alpha; count = n * n (interior elements).
-#extension GL_EXT_buffer_reference : require
-#extension GL_EXT_shader_explicit_arithmetic_types : require
-#extension GL_KHR_shader_subgroup_basic : require
-layout(local_size_x = 128) in;
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer F64 { double v[]; };
-layout(push_constant, std430) uniform Push {
-  uint64_t operand[12];
-  uint64_t meta;
-  uint64_t count;
-  uint64_t tables;
-  uint64_t flags;
-} pc;
+#include "reference_prelude.glsl"
 
 void main() {
-  const uint count = uint(pc.count);
-  const uint groups = gl_NumWorkGroups.x;
-  const uint block = ((count + groups - 1u) / groups + 127u) / 128u * 128u;
-  const uint part = block / gl_NumSubgroups;
-  const uint lanes = min(gl_SubgroupSize, 128u);
-  const uint first = gl_WorkGroupID.x * block + gl_SubgroupID * part;
-  const uint end = min(first + part, count);
+  uint first, end, lanes;
+  subgroup_run(uint(pc.count), first, end, lanes);
   const uint n = uint(pc.operand[2]), stride = n + 2u;
   F64 u = F64(pc.operand[0]), next = F64(pc.operand[1]);
   const double alpha = uint64BitsToDouble(pc.operand[3]);

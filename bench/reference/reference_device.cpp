@@ -29,8 +29,10 @@ std::string read_file(const std::string &path) {
   return text.str();
 }
 
-// shaderc runs without an includer in npvk: splice the embedded library in.
-std::string with_includes(const std::string &source) {
+// shaderc runs without an includer in npvk: splice included files in, from
+// the shader's own directory, else npvk's embedded shaders/ (as generated
+// kernels have them). One level deep: the included files include nothing.
+std::string with_includes(const std::string &source, const std::string &dir) {
   const std::string directive = "#include \"";
   std::istringstream in(source);
   std::string out;
@@ -38,9 +40,13 @@ std::string with_includes(const std::string &source) {
     if (line.compare(0, directive.size(), directive) == 0) {
       const std::string name =
           line.substr(directive.size(), line.find('"', directive.size()) - directive.size());
-      const char *text = embedded_shader(name.c_str());
-      require(text != nullptr, NPVK_ERR_INVALID_ARGUMENT, "no embedded shader " + name);
-      out += text;
+      if (std::ifstream(dir + "/" + name)) {
+        out += read_file(dir + "/" + name);
+      } else {
+        const char *text = embedded_shader(name.c_str());
+        require(text != nullptr, NPVK_ERR_INVALID_ARGUMENT, "no shader " + name);
+        out += text;
+      }
     } else {
       out += line;
     }
@@ -129,7 +135,8 @@ ReferenceDevice::~ReferenceDevice() {
 }
 
 VkPipeline ReferenceDevice::pipeline(const std::string &path) {
-  VkPipeline p = pipelines_->create(vk::compile_glsl(with_includes(read_file(path)), path));
+  const std::string dir = path.substr(0, path.find_last_of('/') + 1);
+  VkPipeline p = pipelines_->create(vk::compile_glsl(with_includes(read_file(path), dir), path));
   created_.push_back(p);
   return p;
 }

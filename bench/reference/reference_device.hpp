@@ -51,8 +51,8 @@ class ReferenceDevice {
 
   vk::Device &device() { return *device_; }
   const npvk_device_info &info() const { return device_->info(); }
-  // Compiles shader_dir/name; `#include "x.glsl"` lines take npvk's embedded
-  // shaders/x.glsl, as generated kernels do.
+  // Compiles the GLSL file at `path`; `#include "x.glsl"` takes x.glsl from
+  // the same directory, else npvk's embedded shaders/x.glsl.
   VkPipeline pipeline(const std::string &path);
   // Workgroups for `wanted`: npvk's own cap (256 on a CPU device, where a few
   // threads run the groups; the device's limit otherwise).
