@@ -135,7 +135,8 @@ ReferenceDevice::~ReferenceDevice() {
 }
 
 VkPipeline ReferenceDevice::pipeline(const std::string &path) {
-  const std::string dir = path.substr(0, path.find_last_of('/') + 1);
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   VkPipeline p = pipelines_->create(vk::compile_glsl(with_includes(read_file(path), dir), path));
   created_.push_back(p);
   return p;
