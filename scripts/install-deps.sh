@@ -18,7 +18,8 @@ packages=(
   libvulkan-dev libvulkan1 vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
   libshaderc-dev glslang-dev spirv-tools libspirv-cross-c-shared-dev
   libmimalloc-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-dev python3-numpy python3-pytest python3-hypothesis python3-numexpr
+  python3 python3-dev python3-numpy python3-pytest python3-pytest-xdist python3-hypothesis
+  python3-numexpr
   # the sanitizer stage (scripts/test-sanitize.sh): clang with its ASan,
   # UBSan and libFuzzer runtimes, and valgrind for the memory-ownership check
   clang "$clang_rt" valgrind
