@@ -120,7 +120,7 @@ class Context : public std::enable_shared_from_this<Context> {
   enum class FlushWhere { CostModel, Device, Host };
   bool runs_on_host(const std::vector<RecordedOp> &done, const std::vector<PlannedKernel> &kernels);
   CostParams measure_costs();  // runtime/cost_calibration.cpp
-  // The cost model's file name: the driver's UUID and the device's ids.
+  // The cost model's file name: the driver's UUID and version, the device's ids.
   std::string device_key() const;
   // Counts what a flush ran and notes its FP exceptions.
   void account(const std::vector<RecordedOp> &done, const std::vector<PlannedKernel> &kernels,

@@ -1,8 +1,7 @@
 // Measures the cost model's parameters (runtime/cost_model.hpp) on this
 // context's device and host, once per device and driver: the same ops
 // (add, exp, power of float64 arrays) run as kernels and through the host
-// loop, each timed as a whole flush, medians of a few runs after one that
-// builds the kernel. The figures are kept in the kernel cache's directory.
+// loop, each timed as a whole flush, the fastest of a few runs. The figures are kept in the kernel cache's directory.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,12 +13,7 @@ namespace npvk {
 namespace {
 
 constexpr int64_t kElements = 1 << 20;  // 8 MiB per operand: past the caches
-constexpr int kRuns = 3;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+constexpr int kRuns = 5;
 
 }  // namespace
 
@@ -31,8 +25,12 @@ std::string Context::device_key() const {
     std::snprintf(hex, sizeof hex, "%02x", byte);
     key += hex;
   }
-  char ids[32];
-  std::snprintf(ids, sizeof ids, "-%04x-%04x", info.vendor_id, info.device_id);
+  // Drivers may share a UUID across releases (llvmpipe's is its name), and
+  // their speeds differ by far: the driver's version string is in the key.
+  uint32_t version = 2166136261u;  // FNV-1a
+  for (const char *c = info.driver_info; *c; ++c) version = (version ^ uint8_t(*c)) * 16777619u;
+  char ids[48];
+  std::snprintf(ids, sizeof ids, "-%04x-%04x-%08x", info.vendor_id, info.device_id, version);
   return key + ids;
 }
 
@@ -62,31 +60,40 @@ CostParams Context::measure_costs() {
        vc = make_view(c, 0, NPVK_FLOAT64, 1, &n, nullptr),
        ta = make_view(a, 0, NPVK_FLOAT64, 1, &one, nullptr),
        tc = make_view(c, 0, NPVK_FLOAT64, 1, &one, nullptr);
-  // Seconds per flush of one op, on `where`.
-  auto time = [&](FlushWhere where, npvk_op op, std::vector<const View *> operands) {
-    where_ = where;
+  // Nanoseconds per flush of one op on the device and on the host: runs
+  // alternate between the two, after one each that builds the kernel, and
+  // the fastest counts. On a shared machine the fastest run is the one least
+  // disturbed; a median would carry the load of the moment into a figure
+  // that is kept for good.
+  struct Pair {
+    double device, host;
+  };
+  auto time = [&](npvk_op op, std::vector<const View *> operands) {
     const uint32_t nin = uint32_t(operands.size() - 1);
-    std::vector<double> ns;
+    Pair best{1e300, 1e300};
     for (int run = 0; run <= kRuns; ++run) {
-      apply(op, operands, nin);
-      const auto start = std::chrono::steady_clock::now();
-      flush();
-      const double t =
-          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
-              .count();
-      if (run > 0) ns.push_back(t);  // the first builds the kernel
+      for (FlushWhere where : {FlushWhere::Device, FlushWhere::Host}) {
+        where_ = where;
+        apply(op, operands, nin);
+        const auto start = std::chrono::steady_clock::now();
+        flush();
+        const double t =
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+                .count();
+        double &slot = where == FlushWhere::Device ? best.device : best.host;
+        if (run > 0) slot = std::min(slot, t);
+      }
     }
-    return median(ns);
+    return best;
   };
   try {
     const double bytes2 = 2.0 * 8 * kElements, bytes3 = 3.0 * 8 * kElements;
-    p.device_flush_ns = time(FlushWhere::Device, NPVK_OP_ADD, {ta.get(), ta.get(), tc.get()});
-    const double dev_add = time(FlushWhere::Device, NPVK_OP_ADD, {va.get(), vb.get(), vc.get()});
-    const double dev_exp = time(FlushWhere::Device, NPVK_OP_EXP, {va.get(), vc.get()});
-    const double dev_pow = time(FlushWhere::Device, NPVK_OP_POWER, {va.get(), vb.get(), vc.get()});
-    const double host_add = time(FlushWhere::Host, NPVK_OP_ADD, {va.get(), vb.get(), vc.get()});
-    const double host_exp = time(FlushWhere::Host, NPVK_OP_EXP, {va.get(), vc.get()});
-    const double host_pow = time(FlushWhere::Host, NPVK_OP_POWER, {va.get(), vb.get(), vc.get()});
+    p.device_flush_ns = time(NPVK_OP_ADD, {ta.get(), ta.get(), tc.get()}).device;
+    const Pair add = time(NPVK_OP_ADD, {va.get(), vb.get(), vc.get()});
+    const Pair exp = time(NPVK_OP_EXP, {va.get(), vc.get()});
+    const Pair pow = time(NPVK_OP_POWER, {va.get(), vb.get(), vc.get()});
+    const double dev_add = add.device, dev_exp = exp.device, dev_pow = pow.device;
+    const double host_add = add.host, host_exp = exp.host, host_pow = pow.host;
     p.device_ns_per_byte = std::max(0.0, dev_add - p.device_flush_ns) / bytes3;
     p.device_math_ns =
         std::max(0.0, dev_exp - p.device_flush_ns - bytes2 * p.device_ns_per_byte) / kElements;

@@ -163,6 +163,9 @@ def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=
             init_bytes = res_dt.type(initial).tobytes()  # a scalar: no device work
         except (TypeError, ValueError, OverflowError):
             raise _Decline("initial") from None
+    why = _native.reduce_stays_on_host(array)
+    if why is not None:
+        raise _Decline(why)
     keep_shape = tuple(1 if d in axes else n for d, n in enumerate(array.shape))
     result = _managed_empty(keep_shape, res_dt)
     reason = _native.reduce(opcode, array, in_code, result, out_code, axes, init_bytes,

@@ -1,18 +1,88 @@
 // The cost model from Python: npvk.enable() turns it on (NPVK_COST_MODEL,
-// not in forced mode, NPVK_MIN_BYTES=0), npvk-info and npvk.cost_model()
-// show its figures. The decision itself is the runtime's, at each flush
-// (runtime/cost_model.hpp): recorded elementwise work that NumPy's own loops
-// run faster runs through them (src/host_replay.cpp's host loop).
+// not in forced mode, NPVK_MIN_BYTES=0), and npvk.cost_model() shows its
+// figures. Elementwise work is decided by the runtime at each flush
+// (runtime/cost_model.hpp), where it sees what fusion gains. Reductions and
+// matrix products are decided here, when they are called, since the host
+// runs them only as NumPy does (its summation order, its BLAS): with NumPy
+// itself, a fallback counted with the reason "cost model".
+#include <atomic>
+
 #include "numpy_api.hpp"
 #include "shim.hpp"
 
 namespace npvk_shim {
+namespace {
+
+std::atomic<bool> g_on{false};
+// The figures, fetched at the first decision (measured then if need be).
+bool g_known = false;
+npvk_cost_model g_figures{};
+bool g_cpu_device = false;
+
+bool figures() {
+  if (g_known) return g_figures.measured;
+  g_known = true;
+  g_figures.struct_size = sizeof g_figures;
+  npvk_device_info info{};
+  info.struct_size = sizeof info;
+  if (npvk_context_device_info(context(), &info) == NPVK_SUCCESS)
+    g_cpu_device = info.type == NPVK_DEVICE_CPU;
+  npvk_status st;
+  Py_BEGIN_ALLOW_THREADS st = npvk_context_get_cost_model(context(), 1, &g_figures);
+  Py_END_ALLOW_THREADS
+  if (st != NPVK_SUCCESS) g_figures.measured = 0;
+  return g_figures.measured;
+}
+
+// Whether queued device work writes `data`.
+bool pending_write(const void *data) {
+  int read_waits = 0, write_waits = 0;
+  return npvk_managed_pending(data, &read_waits, &write_waits) == NPVK_SUCCESS && read_waits;
+}
+
+}  // namespace
+
+const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes,
+                              bool matmul) {
+  if (!g_on.load(std::memory_order_relaxed) || !figures()) return nullptr;
+  // No GLSL product beats a CPU's BLAS on the same cores, and where the host
+  // streams memory faster than the device, no reduction does either.
+  const bool host_faster = matmul ? g_cpu_device
+                                  : double(bytes) * g_figures.host_ns_per_byte <
+                                        g_figures.device_flush_ns +
+                                            double(bytes) * g_figures.device_ns_per_byte;
+  if (!host_faster) return nullptr;
+  // An operand that queued work writes: that work runs now (where its own
+  // flush's estimate says), rather than fused with this call on the device.
+  // Only where the device streams slower than the host: on a GPU, fusing the
+  // producer into the reduction is worth more than any host loop.
+  bool pending = false;
+  for (int k = 0; k < count; ++k) pending = pending || pending_write(operands[k]);
+  if (pending) {
+    if (g_figures.host_ns_per_byte >= g_figures.device_ns_per_byte) return nullptr;
+    npvk_status st;
+    Py_BEGIN_ALLOW_THREADS st = npvk_sync(context());
+    Py_END_ALLOW_THREADS
+    if (st != NPVK_SUCCESS) return nullptr;  // the device path reports it
+  }
+  return "cost model";
+}
 
 PyObject *py_set_cost_model(PyObject *, PyObject *on) {
   const int truth = PyObject_IsTrue(on);
   if (truth < 0) return nullptr;
+  g_on = truth != 0;
   if (context().id) npvk_context_set_cost_model(context(), truth);
   Py_RETURN_NONE;
+}
+
+PyObject *py_reduce_stays_on_host(PyObject *, PyObject *array) {
+  if (!PyArray_Check(array)) return PyErr_Format(PyExc_TypeError, "an ndarray is needed");
+  PyArrayObject *a = reinterpret_cast<PyArrayObject *>(array);
+  const void *data = PyArray_DATA(a);
+  const char *reason = cost_model_reason(&data, 1, uint64_t(PyArray_NBYTES(a)), false);
+  if (!reason) Py_RETURN_NONE;
+  return PyUnicode_FromString(reason);
 }
 
 PyObject *py_cost_model(PyObject *, PyObject *measure) {

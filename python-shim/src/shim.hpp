@@ -127,6 +127,10 @@ void unpatch_methods();
 // The cost model (src/cost_model.cpp).
 PyObject *py_set_cost_model(PyObject *, PyObject *on);
 PyObject *py_cost_model(PyObject *, PyObject *measure);
+// "cost model" where NumPy on the host is estimated faster for a reduction
+// or matrix product over `operands` (none written by queued work), else null.
+const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes, bool matmul);
+PyObject *py_reduce_stays_on_host(PyObject *, PyObject *array);
 PyObject *py_device_reduce(PyObject *, PyObject *args);
 // _native.accumulate(op, array, in_dtype, result, out_dtype, axis): records
 // npvk_accumulate; None, or the reason it could not.

@@ -178,3 +178,30 @@ def test_a_corrupt_figures_file_is_measured_again(tmp_path):
                            capture_output=True, timeout=300)
     assert again.stdout.strip() == "True", again.stderr
     assert "host_pow_ns" in ufile.read_text()
+
+
+def _fallbacks(name):
+    return npvk.stats()["ops_fallback"].get(name, {}).get("cost model", 0)
+
+
+def test_on_lavapipe_reductions_and_products_are_numpys(cost_model_on):
+    """Reductions and matrix products are decided when called: on a CPU
+    device NumPy's own (its summation order, its BLAS) runs them, counted with
+    the reason "cost model", also for an input that queued work writes (that
+    work runs first)."""
+    a, b = _inputs()
+    m = a[: 512 * 512].reshape(512, 512)
+    expected = (a.sum(), (a * 2.0).sum(), m @ m)
+    cost_model_on()
+    if not _is_cpu_device():
+        pytest.skip("a statement about a CPU device")
+    x, y = np.array(a), np.array(m)
+    got_sum = x.sum()
+    doubled = x * 2.0
+    assert npvk._native.host_waits(doubled, False)
+    got_pending = doubled.sum()
+    got_product = y @ y
+    assert _fallbacks("add.reduce") == 2
+    assert _fallbacks("matmul") >= 1
+    assert got_sum == expected[0] and got_pending == expected[1]
+    np.testing.assert_array_equal(got_product, expected[2])
