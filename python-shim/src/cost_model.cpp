@@ -6,6 +6,7 @@
 // runs them only as NumPy does (its summation order, its BLAS): with NumPy
 // itself, a fallback counted with the reason "cost model".
 #include <atomic>
+#include <mutex>
 
 #include "numpy_api.hpp"
 #include "shim.hpp"
@@ -15,22 +16,22 @@ namespace {
 
 std::atomic<bool> g_on{false};
 // The figures, fetched at the first decision (measured then if need be).
-bool g_known = false;
+// Decisions are made in ufunc loops too, which NumPy may run without the
+// GIL: nothing here touches Python.
+std::once_flag g_fetched;
 npvk_cost_model g_figures{};
 bool g_cpu_device = false;
 
 bool figures() {
-  if (g_known) return g_figures.measured;
-  g_known = true;
-  g_figures.struct_size = sizeof g_figures;
-  npvk_device_info info{};
-  info.struct_size = sizeof info;
-  if (npvk_context_device_info(context(), &info) == NPVK_SUCCESS)
-    g_cpu_device = info.type == NPVK_DEVICE_CPU;
-  npvk_status st;
-  Py_BEGIN_ALLOW_THREADS st = npvk_context_get_cost_model(context(), 1, &g_figures);
-  Py_END_ALLOW_THREADS
-  if (st != NPVK_SUCCESS) g_figures.measured = 0;
+  std::call_once(g_fetched, [] {
+    npvk_device_info info{};
+    info.struct_size = sizeof info;
+    if (npvk_context_device_info(context(), &info) == NPVK_SUCCESS)
+      g_cpu_device = info.type == NPVK_DEVICE_CPU;
+    g_figures.struct_size = sizeof g_figures;
+    if (npvk_context_get_cost_model(context(), 1, &g_figures) != NPVK_SUCCESS)
+      g_figures.measured = 0;
+  });
   return g_figures.measured;
 }
 
@@ -60,10 +61,7 @@ const char *cost_model_reason(const void *const *operands, int count, uint64_t b
   for (int k = 0; k < count; ++k) pending = pending || pending_write(operands[k]);
   if (pending) {
     if (g_figures.host_ns_per_byte >= g_figures.device_ns_per_byte) return nullptr;
-    npvk_status st;
-    Py_BEGIN_ALLOW_THREADS st = npvk_sync(context());
-    Py_END_ALLOW_THREADS
-    if (st != NPVK_SUCCESS) return nullptr;  // the device path reports it
+    if (npvk_sync(context()) != NPVK_SUCCESS) return nullptr;  // the device path reports it
   }
   return "cost model";
 }
