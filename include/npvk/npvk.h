@@ -631,6 +631,11 @@ NPVK_API npvk_status npvk_managed_flush(void);
  * ones), so that no flush opens pages another thread may be reading.
  * Threads started without this call are noticed at the next new mapping. */
 NPVK_API npvk_status npvk_managed_threads_starting(void);
+/* Re-installs managed memory's SIGSEGV/SIGBUS handler where another has
+ * taken its place since; that one then gets the faults that are not npvk's.
+ * npvk checks this itself wherever it protects pages and at its syncs; call
+ * it after installing a handler of your own over npvk's. */
+NPVK_API npvk_status npvk_managed_check_fault_handler(void);
 NPVK_API npvk_status npvk_managed_get_stats(npvk_managed_stats *out);
 
 /* ---- failure handling ---------------------------------------------------
