@@ -197,11 +197,13 @@ npvk_status set_graph_dir_when_bound(const char *dir) {
 }
 
 PyObject *py_bind(PyObject *, PyObject *) {
-  if (!settings().enabled && !device_bound()) {
+  if (device_bound()) Py_RETURN_NONE;
+  if (!g_failure.empty()) return raise_failure();  // why npvk stepped aside
+  if (!settings().enabled) {
     PyErr_SetString(PyExc_RuntimeError, "npvk: not enabled");
     return nullptr;
   }
-  if (!device_bound() && !bind_with_gil(false)) return raise_failure();
+  if (!bind_with_gil(false)) return raise_failure();
   Py_RETURN_NONE;
 }
 
