@@ -20,8 +20,8 @@ std::atomic<uint64_t> g_ctx_id{0};
 // orders binders; the mutex also covers threads that bind from C without a
 // Python thread state of their own.
 std::mutex g_bind_mutex;
-std::string g_selector;  // enable(device=...); empty: NPVK_DEVICE at binding
-std::string g_failure;   // why the last binding failed; empty: none failed
+std::string g_selector;   // enable(device=...); empty: NPVK_DEVICE at binding
+std::string g_failure;    // why the last binding failed; empty: none failed
 std::string g_graph_dir;  // NPVK_GRAPH, applied once the context exists
 bool g_graph_dir_set = false;
 

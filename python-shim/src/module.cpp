@@ -422,7 +422,8 @@ namespace {
 uint32_t take_fp_errors(npvk_fp_error *errors) {
   uint32_t count = 0;
   const npvk_context ctx = bound_context();
-  if (!ctx.id || npvk_context_take_thread_fp_errors(ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
+  if (!ctx.id ||
+      npvk_context_take_thread_fp_errors(ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
     return 0;
   return count;
 }
