@@ -58,6 +58,32 @@ def test_npvk_info_lists_two_devices_and_the_ranks_choice(two_devices):
         assert [h for h in heads if "<- npvk uses this one" in h][0].startswith(chosen), out
 
 
+def _npvk_info(env, *args):
+    info = os.path.join(REPO_ROOT, "build", "tools", "npvk-info")
+    if not os.path.exists(info):
+        pytest.skip("npvk-info is not built in build/tools")
+    return subprocess.run([info, *args], env={**subprocess_env(), **env}, capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_npvk_info_shows_the_device_of_each_local_rank(two_devices):
+    out = _npvk_info({**two_devices, "SLURM_LOCALID": "3"})
+    assert "chosen by local rank 3 (SLURM_LOCALID)" in out, out
+    table = [l.strip() for l in out.splitlines() if " -> [" in l]
+    assert [t.split("   <-")[0].split(" (LLVM")[0] for t in table] == [
+        "local rank 0 -> [0] llvmpipe", "local rank 1 -> [1] llvmpipe"], out
+    assert table[1].endswith("<- this process (local rank 3)"), out
+    doc = json.loads(_npvk_info({**two_devices, "SLURM_LOCALID": "3"}, "--json"))
+    assert doc["local_rank"] == {"rank": 3, "variable": "SLURM_LOCALID"}
+    assert doc["devices_by_local_rank"] == [0, 1] and doc["selected"] == 1
+    # No launcher: no rank, but the table still says what ranks would get.
+    doc = json.loads(_npvk_info(two_devices, "--json"))
+    assert doc["local_rank"] is None and doc["devices_by_local_rank"] == [0, 1]
+    # NPVK_DEVICE naming a device: ranks do not matter, so no table.
+    out = _npvk_info({**two_devices, "NPVK_DEVICE": "1", "SLURM_LOCALID": "0"})
+    assert "local rank 0 ->" not in out and 'chosen by NPVK_DEVICE="1"' in out, out
+
+
 @pytest.mark.parametrize("var", RANK_VARS)
 def test_local_rank_picks_device_modulo_count(two_devices, var):
     # Rank r -> device r mod 2: ranks 0 and 1 get their own; rank 2 wraps to 0.
