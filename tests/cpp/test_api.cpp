@@ -80,29 +80,6 @@ TEST(Api, DevicesAreListedAndOneIsUsable) {
   EXPECT_EQ(selected, 0u);
 }
 
-// Sets an environment variable for one scope, restoring it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name)) old_ = old, had_ = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char *name_;
-  std::string old_;
-  bool had_ = false;
-};
-
 TEST(Api, LocalRankNamesTheLauncherVariableThatSetIt) {
   ScopedEnv ompi("OMPI_COMM_WORLD_LOCAL_RANK", nullptr), mpich("MPI_LOCALRANKID", nullptr),
       slurm("SLURM_LOCALID", "3"), own("NPVK_LOCAL_RANK", "1");
