@@ -147,8 +147,15 @@ const std::vector<OptionInfo> &option_table() {
        "a directory that gets each flush's graph as Graphviz dot (and SVG from Python when dot "
        "is installed)",
        "python, context"},
-      {"NPVK_DEVICE", "the best device (discrete, integrated, virtual, then CPU)",
-       "the device by index or case-insensitive name fragment, when the caller names none",
+      {"NPVK_DEVICE",
+       "local-rank: of the usable devices of the best type (discrete, integrated, virtual, then "
+       "CPU), the one at the local rank modulo their count; the first without a rank",
+       "the device by index, case-insensitive name fragment or local-rank, when the caller "
+       "names none",
+       "context, npvk_device_select, npvk-info"},
+      {"NPVK_LOCAL_RANK", "unset (no rank)",
+       "the local rank for local-rank where OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID and "
+       "SLURM_LOCALID are unset; npvk.dask sets it to a worker's slot",
        "context, npvk_device_select, npvk-info"},
       {"NPVK_CACHE_DIR", "$XDG_CACHE_HOME/npvk, else $HOME/.cache/npvk",
        "where compiled kernels and the pipeline cache are kept", "context"},

@@ -91,4 +91,18 @@ NPVK_API npvk_status npvk_device_select(const char *selector, uint32_t *out) {
   });
 }
 
+NPVK_API npvk_status npvk_device_local_rank(int64_t *rank, const char **variable) {
+  return guarded([&] {
+    require_out(rank, "rank");
+    *rank = vk::local_rank(variable);
+  });
+}
+
+NPVK_API npvk_status npvk_device_select_for_rank(int64_t rank, uint32_t *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    *out = vk::shared_instance().select_for_rank(rank < 0 ? -1 : long(rank));
+  });
+}
+
 }  // extern "C"

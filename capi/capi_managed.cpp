@@ -1,5 +1,6 @@
 // Managed memory: the host-coherent allocations interposing runtimes use.
 #include "capi/capi_common.hpp"
+#include "interpose/fault_handler.hpp"
 #include "interpose/managed_memory.hpp"
 
 using namespace npvk;
@@ -126,6 +127,13 @@ NPVK_API npvk_status npvk_managed_flush(void) {
 NPVK_API npvk_status npvk_managed_threads_starting(void) {
   return guarded([&] {
     if (ManagedMemory *mm = ManagedMemory::instance()) mm->threads_starting();
+  });
+}
+
+NPVK_API npvk_status npvk_managed_check_fault_handler(void) {
+  return guarded([&] {
+    ManagedMemory *mm = ManagedMemory::instance();
+    if (mm && mm->active()) ensure_fault_handler();
   });
 }
 

@@ -152,10 +152,14 @@ void ensure_alternate_stack() {
   if (st.ss_sp) sigaltstack(&st, nullptr);
 }
 
-void install(int sig, struct sigaction *previous) {
+bool installed(int sig) {
   struct sigaction current {};
   sigaction(sig, nullptr, &current);
-  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_fault) return;
+  return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_fault;
+}
+
+void install(int sig, struct sigaction *previous) {
+  if (installed(sig)) return;
   struct sigaction sa {};
   sa.sa_sigaction = on_fault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
@@ -169,6 +173,10 @@ void install_fault_handler() {
   ensure_alternate_stack();
   install(SIGSEGV, &g_previous_segv);
   install(SIGBUS, &g_previous_bus);
+}
+
+void ensure_fault_handler() {
+  if (!installed(SIGSEGV) || !installed(SIGBUS)) install_fault_handler();
 }
 
 }  // namespace npvk

@@ -9,5 +9,10 @@ namespace npvk {
 // Installs the handler (again, if another took its place since) and an
 // alternate signal stack for the calling thread.
 void install_fault_handler();
+// Re-installs the handler where another library put its own in its place
+// since (UCX does in MPI_Init): that one then gets the faults that are not
+// npvk's. Two sigaction queries when nothing changed; called wherever npvk
+// closes pages and at its sync points, before the program can fault on them.
+void ensure_fault_handler();
 
 }  // namespace npvk

@@ -406,6 +406,8 @@ void ManagedMemory::set_protection(Allocation &a, int prot) {
     fail(NPVK_ERR_INTERNAL, std::string("mprotect failed: ") + strerror(errno));
   a.prot.store(prot);
   constexpr int kOpen = PROT_READ | PROT_WRITE;
+  // The host may fault on these pages from now on: the handler must be ours.
+  if (prot != kOpen) ensure_fault_handler();
   if (old == kOpen)
     restricted_.fetch_add(1);
   else if (prot == kOpen)
@@ -488,6 +490,8 @@ void ManagedMemory::after_flush() {
   // register again once the device has run work (at_exit runs only once).
   static std::once_flag reregistered;
   std::call_once(reregistered, [] { std::atexit(at_exit); });
+  // Pages stay closed after the work until the host touches them.
+  ensure_fault_handler();
   std::vector<Allocation *> done;
   done.swap(queued_);
   for (Allocation *a : done) {
@@ -563,6 +567,7 @@ void ManagedMemory::make_host_accessible(Allocation &a, bool write) {
 }
 
 void ManagedMemory::host_access(const void *ptr, uint64_t size, bool write) {
+  ensure_fault_handler();  // a sync point: the program reads managed pages next
   ContextLock lock(ctx_->mutex());
   const auto *p = static_cast<const uint8_t *>(ptr);
   const uint8_t *end = p + (size ? size : 1);
@@ -635,6 +640,7 @@ bool ManagedMemory::handle_fault(void *addr, bool write) {
 }
 
 void ManagedMemory::sync_all(uint64_t npvk_managed_stats::*reason, bool open_pages) {
+  if (!forked_) ensure_fault_handler();  // npvk.sync(): closed pages may stay closed
   ContextLock lock(ctx_->mutex());
   bool work = ctx_->has_pending(), closed = false;
   for (auto &entry : allocations_) {

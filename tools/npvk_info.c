@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const kUsage =
     "usage: npvk-info [--json] [--help]\n"
@@ -22,8 +23,11 @@ static const char *const kUsage =
     "  --help   this text\n"
     "\n"
     "Environment:\n"
-    "  NPVK_DEVICE   a device index or a case-insensitive name substring; every npvk\n"
-    "                program that does not choose a device itself uses this one\n"
+    "  NPVK_DEVICE   a device index, a case-insensitive name substring or local-rank\n"
+    "                (the default); every npvk program that does not choose a device\n"
+    "                itself uses this one\n"
+    "  OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, NPVK_LOCAL_RANK\n"
+    "                the local rank that local-rank uses (the first one set)\n"
     "\n"
     "Exit status: 0 when npvk has a usable device, 1 when it has none, 2 on a bad\n"
     "command line.\n";
@@ -120,6 +124,13 @@ typedef struct report {
   npvk_status select_status;
   const char *select_error;
   uint32_t selected;
+  /* NPVK_DEVICE=local-rank (the default): the launcher's rank and variable
+   * (-1 and NULL without one), and the device of each local rank 0..peers-1;
+   * peers is 0 when NPVK_DEVICE names a device, so that no rank matters. */
+  int64_t local_rank;
+  const char *rank_variable;
+  uint32_t peers;
+  uint32_t *rank_devices;
 } report;
 
 /* copy_string fails only when out of memory; print an empty message then. */
@@ -132,6 +143,27 @@ static char *copy_string(const char *s) {
   char *copy = malloc(n);
   if (copy) memcpy(copy, s, n);
   return copy;
+}
+
+static int by_local_rank(const char *npvk_device) {
+  return !npvk_device || !*npvk_device || strcasecmp(npvk_device, "local-rank") == 0;
+}
+
+/* Local rank r gets the device at r modulo the number of its peers (the
+ * usable devices of the best type): the ranks from 0 until the first device
+ * comes round again make the table. */
+static void gather_ranks(report *r) {
+  r->peers = 0;
+  if (!by_local_rank(r->npvk_device) || r->count == 0) return;
+  r->rank_devices = calloc(r->count, sizeof(uint32_t));
+  if (!r->rank_devices) return;
+  for (uint32_t rank = 0; rank < r->count; ++rank) {
+    uint32_t index = 0;
+    if (npvk_device_select_for_rank((int64_t)rank, &index) != NPVK_SUCCESS) break;
+    if (rank > 0 && index == r->rank_devices[0]) break;
+    r->rank_devices[rank] = index;
+    r->peers = rank + 1;
+  }
 }
 
 /* Fills `r`; the error messages are copied because npvk_last_error_message's
@@ -159,6 +191,11 @@ static int gather(report *r) {
   if (r->select_status != NPVK_SUCCESS) {
     r->select_error = copy_string(npvk_last_error_message());
   }
+  r->local_rank = -1;
+  if (npvk_device_local_rank(&r->local_rank, &r->rank_variable) != NPVK_SUCCESS) {
+    r->local_rank = -1; /* select_status says what is wrong with it */
+  }
+  gather_ranks(r);
   return 1;
 }
 
@@ -232,13 +269,35 @@ static void print_text(const report *r) {
   }
   const npvk_device_info *chosen = r->selected < r->count ? &r->devices[r->selected].info : NULL;
   printf("npvk uses device %u: %s\n", r->selected, chosen ? chosen->name : "?");
-  if (r->npvk_device) {
+  if (!by_local_rank(r->npvk_device)) {
     printf("  chosen by NPVK_DEVICE=\"%s\"; unset it to get npvk's own choice.\n", r->npvk_device);
+    return;
+  }
+  if (r->rank_variable) {
+    printf(
+        "  chosen by local rank %lld (%s): among the usable devices of the best type,\n"
+        "  local rank r gets the one at r modulo their count (NPVK_DEVICE=local-rank,\n"
+        "  the default).\n",
+        (long long)r->local_rank, r->rank_variable);
   } else {
     printf(
-        "  chosen as the first usable device in the order discrete GPU, integrated GPU,\n"
-        "  virtual GPU, CPU. Set NPVK_DEVICE to an index or a name substring to make every\n"
-        "  npvk program that does not choose a device itself use another one.\n");
+        "  no launcher sets a local rank (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,\n"
+        "  SLURM_LOCALID, NPVK_LOCAL_RANK): the first usable device in the order discrete\n"
+        "  GPU, integrated GPU, virtual GPU, CPU. Set NPVK_DEVICE to an index or a name\n"
+        "  substring to make every npvk program that does not choose a device itself use\n"
+        "  another one.\n");
+  }
+  if (r->peers > 1) {
+    printf("\nDevices by local rank (one process per device; ranks from %u on wrap around):\n",
+           r->peers);
+    for (uint32_t rank = 0; rank < r->peers; ++rank) {
+      const uint32_t index = r->rank_devices[rank];
+      const int here = r->rank_variable && (uint64_t)r->local_rank % r->peers == rank;
+      printf("  local rank %u -> [%u] %s", rank, index,
+             index < r->count ? r->devices[index].info.name : "?");
+      if (here) printf("   <- this process (local rank %lld)", (long long)r->local_rank);
+      printf("\n");
+    }
   }
 }
 
@@ -315,7 +374,19 @@ static void print_json(const report *r) {
     print_json_device(&r->devices[i]);
     printf(i + 1 < r->count ? ",\n" : "\n");
   }
-  printf("  ],\n");
+  printf("  ],\n  \"local_rank\": ");
+  if (r->rank_variable) {
+    printf("{\"rank\": %lld, \"variable\": ", (long long)r->local_rank);
+    json_string(stdout, r->rank_variable);
+    printf("},\n");
+  } else {
+    printf("null,\n");
+  }
+  printf("  \"devices_by_local_rank\": [");
+  for (uint32_t rank = 0; rank < r->peers; ++rank) {
+    printf(rank ? ", %u" : "%u", r->rank_devices[rank]);
+  }
+  printf("],\n");
   if (r->select_status == NPVK_SUCCESS) {
     printf("  \"selected\": %u,\n  \"selection_error\": null\n}\n", r->selected);
   } else {
@@ -392,6 +463,7 @@ int main(int argc, char **argv) {
   int rc = r.select_status == NPVK_SUCCESS ? 0 : 1;
   for (uint32_t i = 0; i < r.count; ++i) free((void *)r.devices[i].error);
   free(r.devices);
+  free(r.rank_devices);
   free((void *)r.select_error);
   return rc;
 }

@@ -295,12 +295,11 @@ uint64_t Instance::validation_messages() const {
   return counter_->messages.load();
 }
 
-namespace {
-
 // The launcher's local rank (the process's slot on this machine): Open MPI,
 // MPICH/Hydra, Slurm, then a Dask worker's slot (set by npvk.dask); -1 when
 // none is set, so a lone process keeps the best device.
-long local_rank() {
+long local_rank(const char **variable) {
+  if (variable) *variable = nullptr;
   for (const char *name :
        {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "NPVK_LOCAL_RANK"}) {
     const char *value = std::getenv(name);
@@ -309,15 +308,18 @@ long local_rank() {
     long rank = std::strtol(value, &end, 10);
     require(*end == '\0' && rank >= 0, NPVK_ERR_NO_DEVICE,
             std::string(name) + "=" + value + " is not a local rank (a whole number >= 0)");
+    if (variable) *variable = name;
     return rank;
   }
   return -1;
 }
 
+namespace {
+
 // NPVK_DEVICE=local-rank, the default: among the usable devices of the best
 // type (discrete > integrated > virtual > CPU), the one at local rank modulo
 // their count, so each process a launcher starts on a node gets its own.
-uint32_t by_local_rank(const std::vector<DeviceCaps> &devices) {
+uint32_t by_local_rank(const std::vector<DeviceCaps> &devices, long rank) {
   int best = -1;
   for (uint32_t i = 0; i < devices.size(); ++i) {
     if (!devices[i].info.usable) continue;
@@ -332,7 +334,6 @@ uint32_t by_local_rank(const std::vector<DeviceCaps> &devices) {
     if (devices[i].info.usable &&
         type_rank(devices[i].info.type) == type_rank(devices[best].info.type))
       peers.push_back(i);
-  long rank = local_rank();
   if (rank < 0) return peers.front();
   return peers[size_t(rank) % peers.size()];
 }
@@ -356,7 +357,7 @@ uint32_t Instance::select(const char *selector, const std::string &fallback) con
                 info.unusable_reason);
     return i;
   };
-  if (lower(sel) == "local-rank") return by_local_rank(devices_);
+  if (lower(sel) == "local-rank") return by_local_rank(devices_, local_rank());
   if (!sel.empty()) {
     bool numeric = std::all_of(sel.begin(), sel.end(), [](char c) { return std::isdigit(c); });
     if (numeric) {
@@ -371,7 +372,12 @@ uint32_t Instance::select(const char *selector, const std::string &fallback) con
         return check_usable(i);
     fail(NPVK_ERR_NO_DEVICE, "no device name contains \"" + sel + "\" (see npvk-info)");
   }
-  return by_local_rank(devices_);
+  return by_local_rank(devices_, local_rank());
+}
+
+uint32_t Instance::select_for_rank(long rank) const {
+  require(!devices_.empty(), NPVK_ERR_NO_DEVICE, "the Vulkan loader found no device");
+  return by_local_rank(devices_, rank);
 }
 
 const Instance &shared_instance() {

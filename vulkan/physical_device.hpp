@@ -45,6 +45,9 @@ class Instance {
   // best device. The one-argument form reads NPVK_DEVICE now.
   uint32_t select(const char *selector, const std::string &fallback) const;
   uint32_t select(const char *selector) const;
+  // The device NPVK_DEVICE=local-rank gives a process of local rank `rank`
+  // (-1: none, the best device).
+  uint32_t select_for_rank(long rank) const;
   uint64_t validation_messages() const;
 
  private:
@@ -55,6 +58,10 @@ class Instance {
   struct Counter;
   std::unique_ptr<Counter> counter_;
 };
+
+// The launcher's local rank, -1 when no variable sets one; `variable` (if
+// given) gets the name of the variable that did, or null.
+long local_rank(const char **variable = nullptr);
 
 // A process-wide instance without validation, for device queries.
 const Instance &shared_instance();

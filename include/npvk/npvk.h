@@ -266,6 +266,16 @@ NPVK_API npvk_status npvk_device_get_info(uint32_t index, npvk_device_info *out)
  * name substring; NULL means the NPVK_DEVICE environment variable, and if that
  * is unset: the first usable discrete GPU, then integrated, virtual, CPU. */
 NPVK_API npvk_status npvk_device_select(const char *selector, uint32_t *out);
+/* The local rank that NPVK_DEVICE=local-rank (the default) uses: the first set
+ * of OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID and
+ * NPVK_LOCAL_RANK, whose name goes to `variable` (may be NULL). -1 and NULL
+ * when none is set; NPVK_ERR_NO_DEVICE when the one set is not a whole number
+ * >= 0. */
+NPVK_API npvk_status npvk_device_local_rank(int64_t *rank, const char **variable);
+/* The device local-rank gives a process of local rank `rank` (< 0: none):
+ * among the usable devices of the best type, the one at rank modulo their
+ * count. */
+NPVK_API npvk_status npvk_device_select_for_rank(int64_t rank, uint32_t *out);
 
 /* ---- contexts ---------------------------------------------------------- */
 
@@ -635,6 +645,11 @@ NPVK_API npvk_status npvk_managed_flush(void);
  * ones), so that no flush opens pages another thread may be reading.
  * Threads started without this call are noticed at the next new mapping. */
 NPVK_API npvk_status npvk_managed_threads_starting(void);
+/* Re-installs managed memory's SIGSEGV/SIGBUS handler where another has
+ * taken its place since; that one then gets the faults that are not npvk's.
+ * npvk checks this itself wherever it protects pages and at its syncs; call
+ * it after installing a handler of your own over npvk's. */
+NPVK_API npvk_status npvk_managed_check_fault_handler(void);
 NPVK_API npvk_status npvk_managed_get_stats(npvk_managed_stats *out);
 
 /* ---- failure handling ---------------------------------------------------

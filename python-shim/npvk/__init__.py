@@ -113,6 +113,11 @@ def enable(min_bytes=None, device=None):
     device: index, name substring or "local-rank" (default: NPVK_DEVICE, else
     local-rank: among the best type of device, GPU before lavapipe, the one at
     the launcher's local rank modulo their count; device 0 without a rank).
+
+    The device is bound at the first managed array (or npvk.device()), not
+    here: NPVK_DEVICE and the launcher's rank set until then still count, and
+    enable(device=...) may change the choice until then; afterwards naming
+    another device is an error.
     """
     global _enabled, _min_bytes
     with _lock:
@@ -122,13 +127,14 @@ def enable(min_bytes=None, device=None):
         if _enabled:
             _native.set_min_bytes(int(min_bytes))
             _native.set_cost_model(_cost_model_wanted())
-            _check_same_device(device)
+            _select_device(device)
             return
         # UCX (Open MPI's ucx pml) installs its own SIGSEGV/SIGBUS handler in
         # MPI_Init over npvk's page-protection handler; where the user has not
         # chosen, it keeps the other error signals only. It reads this when
         # MPI initialises, so it counts when npvk is enabled first.
         os.environ.setdefault("UCX_ERROR_SIGNALS", "SIGILL,SIGFPE")
+        _check_same_device(device)  # a process enabled before stays on its device
         _native.enable(int(min_bytes), None if device is None else str(device))
         try:
             _replace_loops()
@@ -165,9 +171,20 @@ def cost_model(measure=True):
     return _native.cost_model(bool(measure))
 
 
+def _select_device(device):
+    """enable(device=...) on an enabled process: the device to bind, before
+    the first array; the same device as bound, after it."""
+    if device is None:
+        return
+    if _native.bound():
+        _check_same_device(device)
+    else:
+        _native.select_device(str(device))
+
+
 def _check_same_device(device):
-    """A device is bound once per process: a second enable() naming another
-    one is an error rather than silently staying on the first."""
+    """A device is bound once per process, at its first array: naming another
+    one afterwards is an error rather than silently staying on the first."""
     if device is None:
         return
     info = _native.device_info()
@@ -178,9 +195,9 @@ def _check_same_device(device):
         wanted.lower() in info["name"].lower())
     if not same:
         raise RuntimeError(
-            f"npvk: this process is bound to device {info['index']} ({info['name']}); "
-            f"enable(device={device!r}) must come before the first enable(). Set "
-            "NPVK_DEVICE (or the launcher's local rank) before the process starts instead")
+            f"npvk: this process is bound to device {info['index']} ({info['name']}) since "
+            f"its first array; enable(device={device!r}) must come before it. Set "
+            "NPVK_DEVICE (or the launcher's local rank) before the first array instead")
 
 
 def disable():
@@ -220,7 +237,11 @@ def reset_stats():
 
 
 def device():
-    """The device in use, or None before enable()."""
+    """The device this process uses: index, name, driver, driver UUID; None
+    while npvk is not enabled. Asked before the first array, it binds the
+    device then (the one that array would get), so the answer stays true."""
+    if _enabled and not _native.bound():
+        _native.bind()
     return _native.device_info()
 
 
@@ -313,13 +334,11 @@ def _hook_faulthandler():
 
     def enable(*args, **kwargs):
         result = original(*args, **kwargs)
-        _native.enable(_min_bytes, None)
+        _native.check_fault_handler()
         return result
 
     enable._npvk = True
     faulthandler.enable = enable
-    if faulthandler.is_enabled():
-        _native.enable(_min_bytes, None)
 
 
 

@@ -6,9 +6,10 @@
 Each worker process takes a slot (its number among the workers on its
 machine, see _slot), binds npvk to the device at
 that slot (NPVK_DEVICE=local-rank: slot modulo the usable devices), and runs
-its tasks with npvk's allocator. The device is chosen when the worker enables
-npvk, so a worker whose npvk was already enabled (NPVK=1 inherited at import)
-keeps the device it has. npvk does not place data or schedule: Dask does.
+its tasks with npvk's allocator. The device is bound at the worker's first
+array, so the slot counts also where npvk was enabled at import (NPVK=1
+inherited); a worker that made an array before the plugin ran keeps the
+device it bound then. npvk does not place data or schedule: Dask does.
 """
 
 import os

@@ -36,7 +36,8 @@ thread_local bool t_force_managed = false;
 
 void *allocate(uint64_t size, bool zero) {
   int active = 0;
-  if (settings().enabled && (size >= managed_from() || t_force_managed) &&
+  // The first managed allocation binds the device (context() does).
+  if (settings().enabled && (size >= managed_from() || t_force_managed) && context().id &&
       npvk_managed_active(&active) == NPVK_SUCCESS && active) {
     void *p = nullptr;
     if (npvk_managed_alloc(size, zero, &p) == NPVK_SUCCESS) return p;

@@ -66,11 +66,15 @@ const char *cost_model_reason(const void *const *operands, int count, uint64_t b
   return "cost model";
 }
 
+void apply_cost_model() {
+  if (device_bound()) npvk_context_set_cost_model(context(), g_on.load());
+}
+
 PyObject *py_set_cost_model(PyObject *, PyObject *on) {
   const int truth = PyObject_IsTrue(on);
   if (truth < 0) return nullptr;
   g_on = truth != 0;
-  if (context().id) npvk_context_set_cost_model(context(), truth);
+  apply_cost_model();  // else when the device is bound (install_host_loop)
   Py_RETURN_NONE;
 }
 

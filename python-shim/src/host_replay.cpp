@@ -26,7 +26,7 @@ uint64_t failure_count(const npvk_failure_stats &f) {
 bool get_failures(npvk_failure_stats *f) {
   *f = npvk_failure_stats{};
   f->struct_size = sizeof *f;
-  return context().id && npvk_context_get_failure_stats(context(), f) == NPVK_SUCCESS;
+  return bound_context().id && npvk_context_get_failure_stats(bound_context(), f) == NPVK_SUCCESS;
 }
 
 // NumPy's element casts between npvk's dtypes, looked up while the GIL is
@@ -106,6 +106,7 @@ int host_loop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype 
 void install_host_loop() {
   prepare_casts();
   npvk_context_set_host_loop(context(), host_loop, nullptr);
+  apply_cost_model();  // it needs the host loop
 }
 
 void note_possible_failure() {

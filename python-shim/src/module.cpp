@@ -14,7 +14,6 @@
 namespace npvk_shim {
 namespace {
 
-npvk_context g_ctx{0};
 PyObject *g_previous_handler = nullptr;  // NumPy's allocator while ours is set
 std::atomic<uint64_t> g_device_ops{0};
 // Ops queued in all (never reset) and by the last sync: with them equal,
@@ -30,15 +29,21 @@ PyObject *raise_npvk(npvk_status status) {
   return nullptr;
 }
 
+// Installs the allocator and records the device to bind; the device itself
+// is bound later (device_binding.cpp), or again at once where it already is.
 PyObject *py_enable(PyObject *, PyObject *args) {
   unsigned long long min_bytes = 0;
   const char *device = nullptr;
   if (!PyArg_ParseTuple(args, "Kz", &min_bytes, &device)) return nullptr;
-  npvk_context_options options{};
-  options.struct_size = sizeof options;
-  options.device = device;
-  npvk_status st = npvk_managed_enable(&options, &g_ctx);
-  if (st != NPVK_SUCCESS) return raise_npvk(st);
+  if (set_device_selector(device) < 0) return nullptr;
+  if (device_bound()) {
+    npvk_context_options options{};
+    options.struct_size = sizeof options;
+    npvk_context ctx{0};
+    npvk_status st = npvk_managed_enable(&options, &ctx);
+    if (st != NPVK_SUCCESS) return raise_npvk(st);
+    install_host_loop();
+  }
   settings().min_bytes = min_bytes;
   if (!g_previous_handler) {
     PyObject *capsule = make_allocator_capsule();
@@ -48,7 +53,6 @@ PyObject *py_enable(PyObject *, PyObject *args) {
     if (!g_previous_handler) return nullptr;
   }
   patch_buffer_access();
-  install_host_loop();
   settings().enabled = true;
   Py_RETURN_NONE;
 }
@@ -70,6 +74,7 @@ PyObject *py_disable(PyObject *, PyObject *) {
   settings().enabled = false;
   restore_loops();
   restore_matmul_loops();
+  drop_deferred_loops();
   unpatch_buffer_access();
   if (g_previous_handler) {
     PyObject *ours = PyDataMem_SetHandler(g_previous_handler);
@@ -100,7 +105,7 @@ PyObject *py_replace_loop(PyObject *, PyObject *args) {
   }
   if (PyErr_Occurred()) return nullptr;
   std::string error;
-  bool done = replace_loop(ufunc, npvk_op(op), type_nums, dts, count, &error);
+  bool done = replace_or_defer_loop(ufunc, npvk_op(op), type_nums, dts, count, &error);
   if (!error.empty()) {
     PyErr_SetString(PyExc_RuntimeError, error.c_str());
     return nullptr;
@@ -196,7 +201,9 @@ PyObject *py_stats(PyObject *, PyObject *) {
   s.struct_size = sizeof s;
   npvk_managed_stats m{};
   m.struct_size = sizeof m;
-  if (g_ctx.id && npvk_context_get_stats(g_ctx, &s) == NPVK_SUCCESS) {
+  const npvk_context ctx = bound_context();  // a report does not bind
+  put(d, "device_bound", PyBool_FromLong(ctx.id != 0));
+  if (ctx.id && npvk_context_get_stats(ctx, &s) == NPVK_SUCCESS) {
     put(d, "kernels_compiled", PyLong_FromUnsignedLongLong(s.kernels_compiled));
     put(d, "cache_hits", PyLong_FromUnsignedLongLong(s.kernel_cache_hits + s.disk_cache_hits));
     put(d, "memory_cache_hits", PyLong_FromUnsignedLongLong(s.kernel_cache_hits));
@@ -241,14 +248,15 @@ PyObject *py_stats(PyObject *, PyObject *) {
     put(d, "managed_allocations", PyLong_FromUnsignedLongLong(m.live_allocations));
     put(d, "managed_bytes", PyLong_FromUnsignedLongLong(m.live_bytes));
   }
-  put(d, "loops_replaced", PyLong_FromLong(replaced_loop_count()));
+  // Before binding: the loops that binding replaces.
+  put(d, "loops_replaced", PyLong_FromLong(replaced_loop_count() + deferred_loop_count()));
   put_failure_stats(d);
   return d;
 }
 
 PyObject *py_reset_stats(PyObject *, PyObject *) {
   reset_counters();
-  if (g_ctx.id) npvk_context_reset_stats(g_ctx);
+  if (bound_context().id) npvk_context_reset_stats(bound_context());
   Py_RETURN_NONE;
 }
 
@@ -266,11 +274,13 @@ PyObject *py_op_table(PyObject *, PyObject *) {
   return list;
 }
 
+// The bound device, or None before binding (npvk.device() binds first).
 PyObject *py_device_info(PyObject *, PyObject *) {
-  if (!g_ctx.id) Py_RETURN_NONE;
+  const npvk_context ctx = bound_context();
+  if (!ctx.id) Py_RETURN_NONE;
   npvk_device_info info{};
   info.struct_size = sizeof info;
-  npvk_status st = npvk_context_device_info(g_ctx, &info);
+  npvk_status st = npvk_context_device_info(ctx, &info);
   if (st != NPVK_SUCCESS) return raise_npvk(st);
   char uuid[33];
   for (int i = 0; i < 16; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", info.driver_uuid[i]);
@@ -280,8 +290,9 @@ PyObject *py_device_info(PyObject *, PyObject *) {
 }
 
 PyObject *py_active(PyObject *, PyObject *) {
-  int active = 0;
-  npvk_managed_active(&active);
+  // Before binding, managed memory does not exist yet: enabled is the answer.
+  int active = 1;
+  if (device_bound()) npvk_managed_active(&active);
   return PyBool_FromLong(active && settings().enabled);
 }
 
@@ -321,7 +332,7 @@ PyMethodDef g_methods[] = {
        PyObject *ufunc = nullptr;
        int type_num = 0, code = 0;
        if (!PyArg_ParseTuple(args, "Oii", &ufunc, &type_num, &code)) return nullptr;
-       return PyBool_FromLong(replace_matmul_loop(ufunc, type_num, npvk_dtype(code)));
+       return PyBool_FromLong(replace_or_defer_matmul_loop(ufunc, type_num, npvk_dtype(code)));
      },
      METH_VARARGS, "replace_matmul_loop(np.matmul, type_num, npvk_dtype) -> bool"},
     {"copy", py_device_copy, METH_VARARGS,
@@ -390,6 +401,12 @@ PyMethodDef g_methods[] = {
      METH_NOARGS, "threads_starting(): another thread is about to start"},
     {"where_ufunc", [](PyObject *, PyObject *) { return where_ufunc(); }, METH_NOARGS,
      "np.where(c, x, y) as a ufunc"},
+    {"bind", py_bind, METH_NOARGS, "bind the device now (it is bound at the first array)"},
+    {"bound", py_bound, METH_NOARGS, "whether the device is bound"},
+    {"select_device", py_select_device, METH_VARARGS,
+     "select_device(selector): the device to bind (before the first array)"},
+    {"check_fault_handler", py_check_fault_handler, METH_NOARGS,
+     "put npvk's SIGSEGV/SIGBUS handler back in front if another replaced it"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "npvk._native", "npvk's NumPy shim", -1, g_methods};
@@ -399,10 +416,6 @@ PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "npvk._native", "npvk's NumPy shi
 Settings &settings() {
   static Settings s;
   return s;
-}
-
-npvk_context context() {
-  return g_ctx;
 }
 
 void remember_ufunc_name(npvk_op op, const char *name) {
@@ -415,8 +428,9 @@ namespace {
 // thread, and each op's errors belong under the state its thread was in.
 uint32_t take_fp_errors(npvk_fp_error *errors) {
   uint32_t count = 0;
-  if (!g_ctx.id ||
-      npvk_context_take_thread_fp_errors(g_ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
+  const npvk_context ctx = bound_context();
+  if (!ctx.id ||
+      npvk_context_take_thread_fp_errors(ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
     return 0;
   return count;
 }

@@ -25,15 +25,16 @@ PyObject *raise_status(npvk_status status) {
 double accounted_seconds() {
   npvk_profile p{};
   p.struct_size = sizeof p;
-  if (!context().id || npvk_context_get_profile(context(), &p) != NPVK_SUCCESS) return 0;
+  if (!bound_context().id || npvk_context_get_profile(bound_context(), &p) != NPVK_SUCCESS)
+    return 0;
   return p.accounted_seconds;
 }
 
 PyObject *py_profile(PyObject *, PyObject *) {
   npvk_profile p{};
   p.struct_size = sizeof p;
-  if (context().id) {
-    npvk_status st = npvk_context_get_profile(context(), &p);
+  if (bound_context().id) {  // a report does not bind the device
+    npvk_status st = npvk_context_get_profile(bound_context(), &p);
     if (st != NPVK_SUCCESS) return raise_status(st);
   }
   return Py_BuildValue(
@@ -87,7 +88,8 @@ PyObject *py_trace_end(PyObject *, PyObject *args) {
 PyObject *py_set_graph_dir(PyObject *, PyObject *args) {
   const char *dir = nullptr;
   if (!PyArg_ParseTuple(args, "z", &dir)) return nullptr;
-  npvk_status st = npvk_context_set_graph_dir(context(), dir);
+  // NPVK_GRAPH is read at enable(): the device may be bound later.
+  npvk_status st = set_graph_dir_when_bound(dir);
   if (st != NPVK_SUCCESS) return raise_status(st);
   Py_RETURN_NONE;
 }
@@ -104,7 +106,7 @@ PyObject *text_of(npvk_status (*get)(npvk_context, char *, size_t, size_t *)) {
 
 // (GLSL, graph text) of the last kernel the last flush ran.
 PyObject *py_last_kernel(PyObject *, PyObject *) {
-  if (!context().id) return Py_BuildValue("(ss)", "", "");
+  if (!bound_context().id) return Py_BuildValue("(ss)", "", "");
   PyObject *source = text_of(npvk_context_last_kernel_source);
   if (!source) return nullptr;
   PyObject *graph = text_of(npvk_context_last_kernel_graph);

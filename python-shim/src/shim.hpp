@@ -56,7 +56,26 @@ struct Settings {
 // 2.1's scalar-bound loop: one of them is a zero.
 bool clip_needs_numpy(double low, double high);
 Settings &settings();
-npvk_context context();  // the managed context (valid once enabled)
+// device_binding.cpp: the managed context, bound on first use (an enabled
+// process that has no device yet binds it here).
+npvk_context context();
+npvk_context bound_context();  // the context, or {0} before binding (no binding)
+bool device_bound();
+// enable(device=...): the device binding will use, checked now. 0, or -1 with
+// an exception set; ignored once bound (npvk.enable() compares instead).
+int set_device_selector(const char *selector);
+// Loop replacements need the device's capabilities: before binding they wait
+// for it (true), after it they run at once.
+bool replace_or_defer_loop(PyObject *ufunc, npvk_op op, const int *type_nums,
+                           const npvk_dtype *dtypes, int count, std::string *error);
+bool replace_or_defer_matmul_loop(PyObject *ufunc, int type_num, npvk_dtype dtype);
+int deferred_loop_count();
+void drop_deferred_loops();
+npvk_status set_graph_dir_when_bound(const char *dir);
+PyObject *py_bind(PyObject *, PyObject *);
+PyObject *py_bound(PyObject *, PyObject *);
+PyObject *py_select_device(PyObject *, PyObject *args);
+PyObject *py_check_fault_handler(PyObject *, PyObject *);
 
 // Counters by ufunc and reason, for npvk.stats().
 void count_device_op();
@@ -126,6 +145,8 @@ void unpatch_methods();
 // records npvk_reduce; None, or the reason it could not.
 // The cost model (src/cost_model.cpp).
 PyObject *py_set_cost_model(PyObject *, PyObject *on);
+// Gives the bound context the cost model's setting (install_host_loop calls it).
+void apply_cost_model();
 PyObject *py_cost_model(PyObject *, PyObject *measure);
 // "cost model" where NumPy on the host is estimated faster for a reduction
 // or matrix product over `operands` (none written by queued work), else null.

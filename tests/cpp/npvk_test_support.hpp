@@ -7,6 +7,7 @@
 #include <npvk/npvk.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,6 +133,28 @@ std::vector<T> Read(const Buffer &buf) {
 
 // Views' shapes and strides converted from elements to the ABI's bytes.
 std::vector<int64_t> ToByteStrides(const std::vector<int64_t> &elements, npvk_dtype dtype);
+
+// Sets (or, given null, unsets) an environment variable for a scope, restoring it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name)) old_ = old, had_ = true;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_.c_str(), old_.c_str(), 1);
+    else
+      unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
 
 }  // namespace npvk_test
 

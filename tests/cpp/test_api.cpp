@@ -1,6 +1,8 @@
 // The informational corners of the ABI: versions, status and dtype names, device queries.
+#include <cstdlib>
 #include <cstring>
 #include <regex>
+#include <string>
 #include <thread>
 
 #include "npvk_test_support.hpp"
@@ -76,6 +78,39 @@ TEST(Api, DevicesAreListedAndOneIsUsable) {
   uint32_t selected = count;
   NPVK_ASSERT_OK(npvk_device_select("0", &selected));
   EXPECT_EQ(selected, 0u);
+}
+
+TEST(Api, LocalRankNamesTheLauncherVariableThatSetIt) {
+  ScopedEnv ompi("OMPI_COMM_WORLD_LOCAL_RANK", nullptr), mpich("MPI_LOCALRANKID", nullptr),
+      slurm("SLURM_LOCALID", "3"), own("NPVK_LOCAL_RANK", "1");
+  int64_t rank = -2;
+  const char *variable = nullptr;
+  NPVK_ASSERT_OK(npvk_device_local_rank(&rank, &variable));
+  EXPECT_EQ(rank, 3);  // Slurm's comes before npvk's own
+  ASSERT_NE(variable, nullptr);
+  EXPECT_STREQ(variable, "SLURM_LOCALID");
+  {
+    ScopedEnv bad("MPI_LOCALRANKID", "x");
+    EXPECT_EQ(npvk_device_local_rank(&rank, &variable), NPVK_ERR_NO_DEVICE);
+  }
+  ScopedEnv no_slurm("SLURM_LOCALID", nullptr), no_own("NPVK_LOCAL_RANK", nullptr);
+  NPVK_ASSERT_OK(npvk_device_local_rank(&rank, &variable));
+  EXPECT_EQ(rank, -1);
+  EXPECT_EQ(variable, nullptr);
+}
+
+TEST(Api, DeviceForARankIsTheLocalRankChoice) {
+  ScopedEnv device("NPVK_DEVICE", "local-rank"), ompi("OMPI_COMM_WORLD_LOCAL_RANK", nullptr),
+      mpich("MPI_LOCALRANKID", nullptr), slurm("SLURM_LOCALID", nullptr);
+  uint32_t count = 0;
+  NPVK_ASSERT_OK(npvk_device_count(&count));
+  for (int64_t rank : {-1, 0, 1, 2, 5}) {
+    uint32_t for_rank = count, selected = count;
+    NPVK_ASSERT_OK(npvk_device_select_for_rank(rank, &for_rank));
+    ScopedEnv own("NPVK_LOCAL_RANK", rank < 0 ? nullptr : std::to_string(rank).c_str());
+    NPVK_ASSERT_OK(npvk_device_select(nullptr, &selected));
+    EXPECT_EQ(for_rank, selected) << "rank " << rank;
+  }
 }
 
 class ApiContext : public NpvkTest {};

@@ -13,28 +13,8 @@
 namespace npvk_test {
 namespace {
 
-// Sets (or, given null, unsets) an environment variable for a scope: the budget is read when a
-// context is created, NPVK_ZERO_COPY at every npvk_buffer_wrap_host.
-class ScopedEnv {
- public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name)) old_ = old, had_ = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_.c_str(), old_.c_str(), 1);
-    else
-      unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
+// ScopedEnv (npvk_test_support.hpp): the budget is read when a context is created,
+// NPVK_ZERO_COPY at every npvk_buffer_wrap_host.
 
 struct FreeDeleter {
   void operator()(void *p) const { std::free(p); }

@@ -16,6 +16,11 @@ import dask, dask.array as da
 from distributed import Client, LocalCluster
 import npvk.dask
 
+if ENABLE_AT_IMPORT and __name__ != "__main__":
+    # A worker (spawned: it imports this file as __mp_main__) that enables
+    # npvk at import, as NPVK=1 does, before the plugin gives it its slot.
+    npvk.enable()
+
 
 def program(x):
     # A chunked stencil and a reduction: elementwise work in each chunk.
@@ -43,14 +48,22 @@ if __name__ == "__main__":
 """
 
 
-def test_local_cluster_one_device_per_worker(tmp_path):
+@pytest.mark.parametrize("enable_at_import", [False, True])
+def test_local_cluster_one_device_per_worker(tmp_path, enable_at_import):
+    # Enabled at import, a worker binds its device at its first array, after
+    # the plugin set its slot: still one device each.
     pytest.importorskip("distributed", reason="dask.distributed is not installed")
     env = two_lavapipe_env(tmp_path)
     if env is None:
         pytest.skip("no lavapipe manifest under /usr/share/vulkan/icd.d")
     script = tmp_path / "prog.py"
-    script.write_text(PROGRAM)
-    run_env = subprocess_env(NPVK_DEVICE=None, NPVK_MIN_BYTES="0", **env)
+    script.write_text(f"ENABLE_AT_IMPORT = {enable_at_import}\n" + PROGRAM)
+    # With NPVK_MIN_BYTES=0 every array is managed, and the first of them
+    # (Dask's own, at import) binds the device before the slot is known: the
+    # workers enabled at import keep the default threshold, and their 1 MiB
+    # chunks are the first managed arrays.
+    run_env = subprocess_env(NPVK_DEVICE=None, NPVK_MIN_BYTES=None if enable_at_import else "0",
+                             **env)
     r = run_python([str(script)], env=run_env, timeout=240, cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr[-4000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])

@@ -63,6 +63,7 @@ SCRIPT = textwrap.dedent("""
     expected = {k: op(*operands()) for k, op in OPS.items()}
     try:
         npvk.enable(min_bytes=0)
+        npvk.device()  # binds the device, which enable() leaves to the first array
     except Exception as exc:
         enabled = str(exc)
     else:
