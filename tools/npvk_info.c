@@ -131,7 +131,14 @@ typedef struct report {
   const char *rank_variable;
   uint32_t peers;
   uint32_t *rank_devices;
+  /* The selected device's cost model figures, as the kernel cache holds
+   * them (measured by the first Python program that weighed a flush). */
+  int cost_known;
+  npvk_cost_model cost;
 } report;
+
+static void gather_cost_model(report *r);
+static void print_text_cost_model(const report *r);
 
 /* copy_string fails only when out of memory; print an empty message then. */
 static const char *or_empty(const char *s) {
@@ -196,6 +203,7 @@ static int gather(report *r) {
     r->local_rank = -1; /* select_status says what is wrong with it */
   }
   gather_ranks(r);
+  gather_cost_model(r);
   return 1;
 }
 
@@ -271,6 +279,7 @@ static void print_text(const report *r) {
   printf("npvk uses device %u: %s\n", r->selected, chosen ? chosen->name : "?");
   if (!by_local_rank(r->npvk_device)) {
     printf("  chosen by NPVK_DEVICE=\"%s\"; unset it to get npvk's own choice.\n", r->npvk_device);
+    print_text_cost_model(r);
     return;
   }
   if (r->rank_variable) {
@@ -299,6 +308,7 @@ static void print_text(const report *r) {
       printf("\n");
     }
   }
+  print_text_cost_model(r);
 }
 
 static void print_json_device(const device_entry *d) {
@@ -386,7 +396,18 @@ static void print_json(const report *r) {
   for (uint32_t rank = 0; rank < r->peers; ++rank) {
     printf(rank ? ", %u" : "%u", r->rank_devices[rank]);
   }
-  printf("],\n");
+  printf("],\n  \"cost_model\": ");
+  if (r->cost_known) {
+    const npvk_cost_model *c = &r->cost;
+    printf(
+        "{\"device_flush_ns\": %g, \"device_ns_per_byte\": %g, \"device_math_ns\": %g, "
+        "\"device_pow_ns\": %g, \"host_ns_per_byte\": %g, \"host_math_ns\": %g, "
+        "\"host_pow_ns\": %g},\n",
+        c->device_flush_ns, c->device_ns_per_byte, c->device_math_ns, c->device_pow_ns,
+        c->host_ns_per_byte, c->host_math_ns, c->host_pow_ns);
+  } else {
+    printf("null,\n");
+  }
   if (r->select_status == NPVK_SUCCESS) {
     printf("  \"selected\": %u,\n  \"selection_error\": null\n}\n", r->selected);
   } else {
@@ -396,6 +417,38 @@ static void print_json(const report *r) {
     json_string(stdout, or_empty(r->select_error));
     printf("}\n}\n");
   }
+}
+
+/* Opens a context on the selected device to read the cached figures; measuring
+ * them needs NumPy's loops, which only the Python package has. */
+static void gather_cost_model(report *r) {
+  if (r->select_status != NPVK_SUCCESS) return;
+  char index[16];
+  snprintf(index, sizeof index, "%u", r->selected);
+  npvk_context_options options;
+  memset(&options, 0, sizeof options);
+  options.struct_size = (uint32_t)sizeof options;
+  options.device = index;
+  npvk_context ctx;
+  if (npvk_context_create(&options, &ctx) != NPVK_SUCCESS) return;
+  r->cost.struct_size = (uint32_t)sizeof r->cost;
+  r->cost_known = npvk_context_get_cost_model(ctx, 0, &r->cost) == NPVK_SUCCESS && r->cost.measured;
+  npvk_context_release(ctx);
+}
+
+static void print_text_cost_model(const report *r) {
+  if (!r->cost_known) {
+    printf(
+        "\nCost model: not measured on this device yet (the first Python program with npvk\n"
+        "that flushes work measures it, in about 0.3 s, and keeps it in the kernel cache).\n");
+    return;
+  }
+  const npvk_cost_model *c = &r->cost;
+  printf("\nCost model (measured once, kept in the kernel cache; see docs/architecture.md):\n");
+  printf("  device: flush %.1f us, %.4f ns per byte, exp %.2f ns, pow %.2f ns\n",
+         c->device_flush_ns / 1e3, c->device_ns_per_byte, c->device_math_ns, c->device_pow_ns);
+  printf("  host (NumPy's loops): %.4f ns per byte, exp %.2f ns, pow %.2f ns\n",
+         c->host_ns_per_byte, c->host_math_ns, c->host_pow_ns);
 }
 
 /* Without a loader there is nothing to list; say why in the form the caller

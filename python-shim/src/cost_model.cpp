@@ -43,15 +43,14 @@ bool pending_write(const void *data) {
 
 }  // namespace
 
-const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes,
-                              bool matmul) {
+const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes, bool matmul) {
   if (!g_on.load(std::memory_order_relaxed) || !figures()) return nullptr;
   // No GLSL product beats a CPU's BLAS on the same cores, and where the host
   // streams memory faster than the device, no reduction does either.
-  const bool host_faster = matmul ? g_cpu_device
-                                  : double(bytes) * g_figures.host_ns_per_byte <
-                                        g_figures.device_flush_ns +
-                                            double(bytes) * g_figures.device_ns_per_byte;
+  const bool host_faster =
+      matmul ? g_cpu_device
+             : double(bytes) * g_figures.host_ns_per_byte <
+                   g_figures.device_flush_ns + double(bytes) * g_figures.device_ns_per_byte;
   if (!host_faster) return nullptr;
   // An operand that queued work writes: that work runs now (where its own
   // flush's estimate says), rather than fused with this call on the device.

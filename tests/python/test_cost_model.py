@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import NPVK_PYTHON_DIR
+from npvk_testlib import NPVK_PYTHON_DIR, REPO_ROOT
 
 N = 1 << 20  # 8 MiB of float64: above the default NPVK_MIN_BYTES
 
@@ -153,6 +153,10 @@ def test_cached_figures_decide(tmp_path):
     assert first.returncode == 0, first.stderr
     files = list(tmp_path.glob("cost-model-*.txt"))
     assert len(files) == 1, os.listdir(tmp_path)
+    info = os.path.join(REPO_ROOT, "build", "tools", "npvk-info")
+    if os.access(info, os.X_OK):  # it shows the figures the cache holds
+        shown = subprocess.run([info], env=env, text=True, capture_output=True, timeout=60)
+        assert "Cost model (measured once" in shown.stdout, shown.stdout
     for device_cost, host_cost, expect_host in ((0, 1e6, False), (1e6, 0, True)):
         files[0].write_text(_figures_file(device_cost, host_cost))
         out = run()
