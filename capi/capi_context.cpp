@@ -80,6 +80,10 @@ NPVK_API npvk_status npvk_context_take_thread_fp_errors(npvk_context h, npvk_fp_
   return take_fp_errors(h, npvk::recording_thread(), out, capacity, count);
 }
 
+NPVK_API uint64_t npvk_fp_error_epoch(void) {
+  return npvk::fp_error_epoch().load(std::memory_order_acquire);
+}
+
 NPVK_API npvk_status npvk_context_reset_stats(npvk_context h) {
   return guarded([&] {
     auto ctx = get_context(h);

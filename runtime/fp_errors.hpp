@@ -22,10 +22,19 @@ inline uint32_t recording_thread() {
   return number;
 }
 
+// Counts the FP exceptions noted by every context of the process, so that a
+// caller that asks after every call (the shim's ufunc loops) can skip the
+// context's lock while nothing new was noted (npvk_fp_error_epoch).
+inline std::atomic<uint64_t> &fp_error_epoch() {
+  static std::atomic<uint64_t> epoch{0};
+  return epoch;
+}
+
 class FpErrors {
  public:
   void note(npvk_op op, uint32_t flags, uint32_t thread) {
     if (!flags) return;
+    fp_error_epoch().fetch_add(1, std::memory_order_release);
     const uint32_t id = uint32_t(op);
     constexpr uint32_t kMethod = NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE;
     auto it = std::find_if(errors_.begin(), errors_.end(), [&](const Entry &e) {

@@ -374,6 +374,10 @@ NPVK_API npvk_status npvk_context_take_fp_errors(npvk_context ctx, npvk_fp_error
  * thread (NumPy's error state): each thread reports its own ops' errors. */
 NPVK_API npvk_status npvk_context_take_thread_fp_errors(npvk_context ctx, npvk_fp_error *out,
                                                         uint32_t capacity, uint32_t *count);
+/* A number that changes whenever any context of the process notes an FP
+ * exception (never a handle or a lock): a caller that takes errors after every
+ * call may skip taking them while it has not changed since its last take. */
+NPVK_API uint64_t npvk_fp_error_epoch(void);
 NPVK_API npvk_status npvk_context_reset_stats(npvk_context ctx);
 
 /* Observability (docs/observability.md). The environment turns the same on for

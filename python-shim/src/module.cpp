@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "numpy_api.hpp"
@@ -21,6 +22,9 @@ std::atomic<uint64_t> g_device_ops{0};
 std::atomic<uint64_t> g_ops_queued{0}, g_ops_synced{0};
 std::mutex g_fallback_mutex;
 std::map<std::pair<std::string, std::string>, uint64_t> g_fallbacks;
+// The ufunc loops' counters by the addresses of their names and reasons,
+// which live as long as the process: a loop call builds no strings.
+std::unordered_map<const char *, std::unordered_map<const char *, uint64_t *>> g_loop_fallbacks;
 const char *g_ufunc_names[NPVK_OP_COUNT] = {};  // NumPy's name of each replaced op
 
 PyObject *raise_npvk(npvk_status status) {
@@ -427,11 +431,19 @@ namespace {
 // Only the errors of ops this thread recorded: NumPy's error state is per
 // thread, and each op's errors belong under the state its thread was in.
 uint32_t take_fp_errors(npvk_fp_error *errors) {
+  // Every ufunc loop call asks: while no context noted an exception since
+  // this thread last took its own, there is nothing to take, and the
+  // context's lock is not worth it (a NumPy reduction along a short axis
+  // calls a loop per row).
+  thread_local uint64_t seen = UINT64_MAX;
+  const uint64_t epoch = npvk_fp_error_epoch();
+  if (epoch == seen) return 0;
   uint32_t count = 0;
   const npvk_context ctx = bound_context();
   if (!ctx.id ||
       npvk_context_take_thread_fp_errors(ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
     return 0;
+  seen = epoch;
   return count;
 }
 
@@ -548,9 +560,17 @@ PyObject *counters_as_dict() {
   return d;
 }
 
+void count_loop_fallback(const char *ufunc, const char *reason) {
+  std::lock_guard<std::mutex> lock(g_fallback_mutex);
+  uint64_t *&counter = g_loop_fallbacks[ufunc][reason];
+  if (!counter) counter = &g_fallbacks[{ufunc, reason}];
+  ++*counter;
+}
+
 void reset_counters() {
   g_device_ops = 0;
   std::lock_guard<std::mutex> lock(g_fallback_mutex);
+  g_loop_fallbacks.clear();
   g_fallbacks.clear();
 }
 

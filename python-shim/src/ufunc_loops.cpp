@@ -159,6 +159,10 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   if (settings().strict_errors) return "errstate";
   if (t_extobj_calls > 0) return "extobj";
   if (s.unsupported) return s.unsupported;
+  // An accumulating output (stride 0) is NumPy's reduction loop, called once
+  // per output element along short axes: decided before any lookup.
+  for (int k = s.nin; k < count; ++k)
+    if (steps[k] == 0) return "reduction";
   // The size that decides is the largest operand's whole array (its managed
   // allocation), not this call's: NumPy hands N-d work over in chunks (rows,
   // or 8192-element buffers), and a comparison's bool output is a fraction of
@@ -175,8 +179,6 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
     largest = std::max(largest, size);
   }
   if (largest < settings().min_bytes) return "small";
-  for (int k = s.nin; k < count; ++k)
-    if (steps[k] == 0) return "reduction";  // an accumulating output
   if (negative_int_exponent(s, args, n, steps)) return "negative exponent";
   if (scalar_zero_clip_bound(s, args, steps)) return "zero clip bound";
   if (numpy_power_half_is_sqrt(s, args, steps)) return "power 0.5 is sqrt in this NumPy";
@@ -238,7 +240,7 @@ void run_loop(int slot, char **args, const npy_intp *dims, const npy_intp *steps
     report_at_the_op_from_loop();
     return;
   }
-  count_fallback(s.name, reason);
+  count_loop_fallback(s.name, reason);
   run_original(s.original, args, dims, steps, data);
 }
 
