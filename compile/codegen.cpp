@@ -115,16 +115,23 @@ std::string generate_glsl(const FusedKernelSpec &s) {
   // size and however invocations map to subgroups (a subgroup wider than the
   // workgroup has 128 lanes in use). The loop that recomputes FP flags
   // revisits the same run in the same invocation.
+  // 32-bit loop index and offsets where they fit (narrow_offsets); the
+  // vector path keeps 64 bits.
+  const bool narrow = s.narrow_offsets && !vectors;
+  const char *count_t = narrow ? "uint" : "uint64_t";
+  const char *count_s = narrow ? "u" : "ul";
   out << "void main() {\n"
-      << "  const uint64_t groups = uint64_t(gl_NumWorkGroups.x);\n"
-      << "  const uint64_t block = ((pc.count + groups - 1ul) / groups + "
-      << (kWorkgroupSize * width - 1) << "ul) / " << kWorkgroupSize * width << "ul * "
-      << kWorkgroupSize * width << "ul;\n"
-      << "  const uint64_t part = block / uint64_t(gl_NumSubgroups);\n"
-      << "  const uint64_t lanes = uint64_t(min(gl_SubgroupSize, " << kWorkgroupSize << "u));\n"
-      << "  const uint64_t first = uint64_t(gl_WorkGroupID.x) * block + uint64_t(gl_SubgroupID) * "
-         "part;\n"
-      << "  const uint64_t end = min(first + part, pc.count);\n";
+      << "  const " << count_t << " count = " << count_t << "(pc.count);\n"
+      << "  const " << count_t << " groups = " << count_t << "(gl_NumWorkGroups.x);\n"
+      << "  const " << count_t << " block = ((count + groups - 1" << count_s << ") / groups + "
+      << (kWorkgroupSize * width - 1) << count_s << ") / " << kWorkgroupSize * width << count_s
+      << " * " << kWorkgroupSize * width << count_s << ";\n"
+      << "  const " << count_t << " part = block / " << count_t << "(gl_NumSubgroups);\n"
+      << "  const " << count_t << " lanes = " << count_t << "(min(gl_SubgroupSize, "
+      << kWorkgroupSize << "u));\n"
+      << "  const " << count_t << " first = " << count_t << "(gl_WorkGroupID.x) * block + "
+      << count_t << "(gl_SubgroupID) * part;\n"
+      << "  const " << count_t << " end = min(first + part, count);\n";
   if (extra || !s.contiguous) out << "  Meta m = Meta(pc.meta);\n";
   // Each slot's address or scalar bits, and the value of scalars, once per
   // invocation; memory values per element.
@@ -141,6 +148,27 @@ std::string generate_glsl(const FusedKernelSpec &s) {
     value[k] = "c" + std::to_string(k);
     out << "  const " << d.glsl_compute << " " << value[k] << " = " << scalar_load(d, base[k])
         << ";\n";
+  }
+  // The loop's extents, division magic numbers and strides, once per
+  // invocation: the loop's stores could alias the argument table for all the
+  // driver knows, so it would read them again for every element.
+  const char *index_t = s.narrow_index ? "uint" : "int64_t";
+  const char *offset_t = narrow ? "int" : "int64_t";
+  if (!s.contiguous) {
+    for (uint32_t d = 0; d < s.rank; ++d) {
+      const std::string dim = std::to_string(d);
+      out << "  const " << index_t << " ix_extent" << dim << " = " << index_t << "(m.v["
+          << extra + d << "]);\n";
+      if (d > 0 && s.narrow_index)
+        out << "  const uint64_t ix_magic" << dim << " = uint64_t(m.v["
+            << extra + s.rank * (nslots + 1) + d << "]) & 0xFFFFFFFFul;\n"
+            << "  const uint64_t ix_shift" << dim << " = uint64_t(m.v["
+            << extra + s.rank * (nslots + 1) + d << "]) >> 32;\n";
+      for (uint32_t k = 0; k < nslots; ++k)
+        if (touched[k])
+          out << "  const " << offset_t << " ix_stride" << k << "_" << dim << " = " << offset_t
+              << "(m.v[" << extra + s.rank * (k + 1) + d << "]);\n";
+    }
   }
   // Floating-point exceptions. A float op raises something only where its
   // result is NaN or infinite, which is rare, but llvmpipe runs both sides
@@ -203,33 +231,30 @@ std::string generate_glsl(const FusedKernelSpec &s) {
   auto emit_body = [&](bool rare, const std::function<std::string(uint32_t)> &ref) {
     if (!s.contiguous) {
       // Shape, then each slot's element strides, as the planner merged them.
-      const char *index_t = s.narrow_index ? "uint" : "int64_t";
       out << "    " << index_t << " rest = " << index_t << "(i);\n";
       for (uint32_t k = 0; k < nslots; ++k) {
         if (!touched[k]) continue;
-        offset[k] = "o" + std::to_string(k);
-        out << "    int64_t " << offset[k] << " = 0l;\n";
+        offset[k] = narrow ? "int64_t(o" + std::to_string(k) + ")" : "o" + std::to_string(k);
+        out << "    " << offset_t << " o" << k << " = 0;\n";
       }
       for (int d = int(s.rank) - 1; d >= 0; --d) {
-        out << "    {\n      " << index_t << " extent = " << index_t << "(m.v[" << extra + d
-            << "]);\n";
+        const std::string dim = std::to_string(d);
+        out << "    {\n";
         if (d > 0 && s.narrow_index) {
           // No CPU has a vector integer division: a multiply by the extent's
           // magic number and a shift (division_magic()) instead.
-          out << "      uint64_t magic = uint64_t(m.v[" << extra + s.rank * (nslots + 1) + d
-              << "]);\n"
-              << "      uint q = uint((uint64_t(rest) * (magic & 0xFFFFFFFFul)) >> (magic >> "
-                 "32));\n"
-              << "      int64_t c = int64_t(rest - q * extent);\n"
+          out << "      uint q = uint((uint64_t(rest) * ix_magic" << dim << ") >> ix_shift" << dim
+              << ");\n"
+              << "      " << offset_t << " c = " << offset_t << "(rest - q * ix_extent" << dim
+              << ");\n"
               << "      rest = q;\n";
         } else {
-          out << "      int64_t c = int64_t(" << (d == 0 ? "rest" : "rest % extent") << ");\n";
-          if (d > 0) out << "      rest /= extent;\n";
+          out << "      " << offset_t << " c = " << offset_t << "("
+              << (d == 0 ? "rest" : "rest % ix_extent" + dim) << ");\n";
+          if (d > 0) out << "      rest /= ix_extent" << dim << ";\n";
         }
         for (uint32_t k = 0; k < nslots; ++k)
-          if (touched[k])
-            out << "      " << offset[k] << " += c * m.v[" << extra + s.rank * (k + 1) + d
-                << "];\n";
+          if (touched[k]) out << "      o" << k << " += c * ix_stride" << k << "_" << dim << ";\n";
         out << "    }\n";
       }
     }
@@ -324,7 +349,8 @@ std::string generate_glsl(const FusedKernelSpec &s) {
 
   auto emit_loop = [&](bool rare) {
     if (!vectors) {
-      out << "  for (uint64_t i = first + gl_SubgroupInvocationID; i < end; i += lanes) {\n";
+      out << "  for (" << count_t << " i = first + " << count_t
+          << "(gl_SubgroupInvocationID); i < end; i += lanes) {\n";
       emit_body(rare, element);
       out << "  }\n";
       return;

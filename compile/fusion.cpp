@@ -273,6 +273,7 @@ std::vector<PlannedKernel> plan_kernels(
     k.spec.contiguous = k.space.contiguous;
     k.spec.rank = k.space.contiguous ? 0 : k.space.rank;
     k.spec.narrow_index = !k.space.contiguous && k.space.count < (int64_t(1) << 31);
+    k.spec.narrow_offsets = offsets_fit_int32(k.space);
   }
   return kernels;
 }

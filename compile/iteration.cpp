@@ -96,6 +96,21 @@ IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
   return space;
 }
 
+bool offsets_fit_int32(const IterationSpace &space) {
+  constexpr int64_t limit = int64_t(1) << 31;
+  if (space.count >= limit) return false;
+  for (const std::vector<int64_t> &strides : space.strides) {
+    int64_t span = 0;  // the largest |offset|: every coordinate at its extreme
+    for (size_t d = 0; d < strides.size(); ++d) {
+      const int64_t stride = strides[d] < 0 ? -strides[d] : strides[d];
+      if (stride >= limit) return false;
+      span += (space.shape[d] - 1) * stride;  // < 2^31 * 2^31 * rank: no overflow
+      if (span >= limit) return false;
+    }
+  }
+  return true;
+}
+
 uint64_t division_magic(uint32_t divisor) {
   uint32_t log2_ceil = 0;
   while ((uint64_t(1) << log2_ceil) < divisor) ++log2_ceil;

@@ -39,6 +39,12 @@ IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
                                 const std::vector<std::vector<int64_t>> &strides,
                                 const std::vector<bool> &unit);
 
+// Whether the loop's element count and every operand's element offsets
+// (from its first element: each partial sum of coordinate * stride lies
+// between the extremes of the full sum) are below 2^31, so that a kernel can
+// compute them in 32 bits.
+bool offsets_fit_int32(const IterationSpace &space);
+
 // Splitting a strided loop's element index into coordinates divides by each
 // extent, and no CPU has a vector integer division (llvmpipe calls a scalar
 // one per lane). For an index n < 2^31 and 1 <= divisor < 2^31:

@@ -60,6 +60,11 @@ struct FusedKernelSpec {
   // 32-bit division, which CPU drivers vectorise (64-bit division they
   // call a library routine for, lane by lane).
   bool narrow_index = false;
+  // Fewer than 2^31 elements, and every slot's element offsets (its extent
+  // in elements from its first element, either way) below 2^31: the loop
+  // index, coordinates, strides and offsets are 32-bit. CPU drivers then
+  // use twice the lanes per vector register and no 64-bit multiplies.
+  bool narrow_offsets = false;
   // Where each op's flags are computed for the invocations whose results
   // were not all finite (generate_glsl): in a second loop of the kernel, or
   // in a separate flags kernel dispatched only after a kernel reported one

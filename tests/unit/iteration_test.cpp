@@ -76,6 +76,22 @@ TEST(Iteration, ScalarInputStaysContiguous) {
   EXPECT_EQ(s.strides[1], std::vector<int64_t>({0}));
 }
 
+// 32-bit offsets need every partial sum of coordinate * stride below 2^31,
+// negative strides included, and fewer than 2^31 elements.
+TEST(Iteration, OffsetsFitInt32) {
+  const std::vector<bool> unit = {true, true};
+  // A 1000 x 1000 interior of a 1002-wide grid, and a reversed view.
+  EXPECT_TRUE(offsets_fit_int32(merge_dimensions({1000, 1000}, {{1002, 1}, {-1002, -1}}, unit)));
+  // 2^16 rows 2^15 apart: offsets up to (2^16 - 1) * 2^15 + 1 < 2^31.
+  EXPECT_TRUE(offsets_fit_int32(merge_dimensions({1 << 16, 2}, {{1 << 15, 1}, {0, 1}}, unit)));
+  // Twice the stride: (2^16 - 1) * 2^16 + 1 > 2^31, either sign.
+  EXPECT_FALSE(offsets_fit_int32(merge_dimensions({1 << 16, 2}, {{1 << 16, 1}, {0, 1}}, unit)));
+  EXPECT_FALSE(offsets_fit_int32(merge_dimensions({1 << 16, 2}, {{-(1 << 16), 1}, {0, 1}}, unit)));
+  // 2^31 elements do not fit even contiguous.
+  EXPECT_FALSE(offsets_fit_int32(merge_dimensions({int64_t(1) << 31}, {{1}, {1}}, unit)));
+  EXPECT_TRUE(offsets_fit_int32(merge_dimensions({(int64_t(1) << 31) - 1}, {{1}, {1}}, unit)));
+}
+
 TEST(Iteration, MismatchedShapesThrow) {
   View a = Array({3, 4}), b = Array({5}), c = Array({3, 4});
   EXPECT_ANY_THROW(plan_iteration({&a, &b, &c}, 2));

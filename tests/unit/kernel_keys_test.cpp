@@ -93,6 +93,8 @@ TEST(KernelKeys, Fused) {
   s.rank = 2;
   s.narrow_index = true;
   EXPECT_EQ(s.key(), "s:f8,f8s,f8-|add(0,1)->2;exp(2)->2/r2n");
+  s.narrow_offsets = true;  // 32-bit offsets are other code
+  EXPECT_EQ(s.key(), "s:f8,f8s,f8-|add(0,1)->2;exp(2)->2/r2no");
 }
 
 TEST(KernelKeys, ReduceScanMatmul) {
