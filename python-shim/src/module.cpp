@@ -3,6 +3,7 @@
 #include <cfenv>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -22,9 +23,16 @@ std::atomic<uint64_t> g_device_ops{0};
 std::atomic<uint64_t> g_ops_queued{0}, g_ops_synced{0};
 std::mutex g_fallback_mutex;
 std::map<std::pair<std::string, std::string>, uint64_t> g_fallbacks;
-// The ufunc loops' counters by the addresses of their names and reasons,
-// which live as long as the process: a loop call builds no strings.
-std::unordered_map<const char *, std::unordered_map<const char *, uint64_t *>> g_loop_fallbacks;
+// The ufunc loops' counters, by the addresses of their names and reasons,
+// which live as long as the process: a loop call builds no strings and, when
+// it counts what the thread's previous call counted, takes no lock. Counters
+// are never removed (a reset zeroes them), so their addresses stay valid.
+struct LoopCounter {
+  const char *ufunc, *reason;
+  std::atomic<uint64_t> count{0};
+};
+std::deque<LoopCounter> g_loop_counters;
+std::unordered_map<const char *, std::unordered_map<const char *, LoopCounter *>> g_loop_index;
 const char *g_ufunc_names[NPVK_OP_COUNT] = {};  // NumPy's name of each replaced op
 
 PyObject *raise_npvk(npvk_status status) {
@@ -544,7 +552,10 @@ PyObject *counters_as_dict() {
   uint64_t total = 0;
   {
     std::lock_guard<std::mutex> lock(g_fallback_mutex);
-    for (const auto &entry : g_fallbacks) {
+    std::map<std::pair<std::string, std::string>, uint64_t> all = g_fallbacks;
+    for (const LoopCounter &c : g_loop_counters)
+      if (uint64_t n = c.count.load(std::memory_order_relaxed)) all[{c.ufunc, c.reason}] += n;
+    for (const auto &entry : all) {
       PyObject *by_reason = PyDict_GetItemString(fallback, entry.first.first.c_str());
       if (!by_reason) {
         by_reason = PyDict_New();
@@ -561,16 +572,24 @@ PyObject *counters_as_dict() {
 }
 
 void count_loop_fallback(const char *ufunc, const char *reason) {
-  std::lock_guard<std::mutex> lock(g_fallback_mutex);
-  uint64_t *&counter = g_loop_fallbacks[ufunc][reason];
-  if (!counter) counter = &g_fallbacks[{ufunc, reason}];
-  ++*counter;
+  thread_local LoopCounter *last = nullptr;
+  if (!last || last->ufunc != ufunc || last->reason != reason) {
+    std::lock_guard<std::mutex> lock(g_fallback_mutex);
+    LoopCounter *&counter = g_loop_index[ufunc][reason];
+    if (!counter) {
+      counter = &g_loop_counters.emplace_back();
+      counter->ufunc = ufunc;
+      counter->reason = reason;
+    }
+    last = counter;
+  }
+  last->count.fetch_add(1, std::memory_order_relaxed);
 }
 
 void reset_counters() {
   g_device_ops = 0;
   std::lock_guard<std::mutex> lock(g_fallback_mutex);
-  g_loop_fallbacks.clear();
+  for (LoopCounter &c : g_loop_counters) c.count = 0;
   g_fallbacks.clear();
 }
 
