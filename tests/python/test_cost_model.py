@@ -17,6 +17,10 @@ import pytest
 import npvk
 from npvk_testlib import NPVK_PYTHON_DIR, REPO_ROOT
 
+# Mirrored buffers (NPVK_ZERO_COPY=0) are never run on the host by design.
+pytestmark = pytest.mark.skipif(os.environ.get("NPVK_ZERO_COPY") == "0",
+                                reason="the cost model needs zero-copy memory")
+
 N = 1 << 20  # 8 MiB of float64: above the default NPVK_MIN_BYTES
 
 
