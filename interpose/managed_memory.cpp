@@ -212,22 +212,6 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   rescan_syscall_guard();
   {
     ContextLock lock(ctx_->mutex());
-    if (!zero && !forked_) {
-      // Its queued work runs in order before any later op, and the host
-      // reaching its pages syncs as for any queued array: to the program it
-      // is a new array whose contents are undefined, as malloc's are.
-      auto queued = freed_queued_.find(size);
-      if (queued != freed_queued_.end()) {
-        Allocation *a = queued->second;
-        freed_queued_.erase(queued);
-        a->freed = false;
-        if (a->buffer) a->buffer->discarded = false;
-        ++stats_.allocations;
-        ++stats_.live_allocations;
-        stats_.live_bytes += size;
-        return a->base;
-      }
-    }
     auto spare = spare_.find(mapped);
     if (spare != spare_.end()) {
       Allocation *a = spare->second;
@@ -292,7 +276,6 @@ void ManagedMemory::free(void *ptr) {
     // Queued work still reads or writes it: unmap after that work has run.
     a->freed = true;
     if (a->buffer) a->buffer->discarded = true;
-    freed_queued_.emplace(a->size, a);
     return;
   }
   release_allocation(*a);
@@ -511,7 +494,6 @@ void ManagedMemory::after_flush() {
   ensure_fault_handler();
   std::vector<Allocation *> done;
   done.swap(queued_);
-  freed_queued_.clear();  // released below, every one of them
   for (Allocation *a : done) {
     if (flushing_in_record_ && !a->freed) {
       // The op being recorded may use it, and is not in the batch that just
@@ -784,7 +766,6 @@ void ManagedMemory::after_fork_child() {
   mm->spare_.clear();
   mm->spare_bytes_ = 0;
   mm->queued_.clear();
-  mm->freed_queued_.clear();
   if (g_fork_pipe[1] >= 0) {
     char done = 1;
     while (write(g_fork_pipe[1], &done, 1) < 0 && errno == EINTR) {

@@ -133,12 +133,6 @@ class ManagedMemory : public MemoryObserver {
   std::atomic<uint64_t> restricted_{0};
   std::vector<Allocation *> queued_;             // used by queued work since the last flush
   std::multimap<uint64_t, Allocation *> spare_;  // freed mappings kept for reuse, by size
-  // Freed while queued work still uses them (released after the flush), by
-  // size: a new allocation of the same size that need not be zeroed takes
-  // one over. A time-step loop that queues 50 steps then reuses one
-  // temporary instead of faulting in 50 fresh ones (SOR, 1000^2: the first
-  // flush of 50 sweeps took 225 ms against 155 ms for the next).
-  std::multimap<uint64_t, Allocation *> freed_queued_;
   uint64_t spare_bytes_ = 0;
   static constexpr size_t kMaxSpares = 64;
   static constexpr uint64_t kMaxSpareBytes = 512ull << 20;
