@@ -130,6 +130,10 @@ NPVK_API npvk_status npvk_managed_threads_starting(void) {
   });
 }
 
+NPVK_API npvk_status npvk_managed_threads_are_pools(void) {
+  return guarded([&] { ManagedMemory::threads_are_pools(); });
+}
+
 NPVK_API npvk_status npvk_managed_check_fault_handler(void) {
   return guarded([&] {
     ManagedMemory *mm = ManagedMemory::instance();

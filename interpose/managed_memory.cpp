@@ -110,6 +110,9 @@ bool map_pair(uint64_t mapped, uint8_t **user, uint8_t **alias) {
   return false;
 }
 
+// Threads besides the caller's when npvk_managed_threads_are_pools was called.
+std::atomic<int> g_pool_threads{0};
+
 // Threads of this process now (/proc/self/stat, field 20), or 0 if unknown.
 int thread_count() {
   FILE *f = std::fopen("/proc/self/stat", "r");
@@ -161,15 +164,20 @@ ManagedMemory &ManagedMemory::enable(const npvk_context_options *options) {
     install_syscall_guard();
     return *g_instance;
   }
-  // The driver's own threads (lavapipe's) are not the program's.
+  // The driver's own threads (lavapipe's) are not the program's, nor are
+  // library pools the caller vouched for (NumPy's OpenBLAS starts one thread
+  // per core at import: counted, they gave every single-threaded program
+  // shared mappings, which get no huge pages, and 32 MiB then cost 0.7 ms
+  // per mprotect).
   const int before = thread_count();
+  const int pools = std::min(g_pool_threads.load(), std::max(0, before - 1));
   std::shared_ptr<Context> ctx = Context::create(options);
   const int driver_threads = std::max(0, thread_count() - before);
   // Never destroyed: arrays may be freed during interpreter shutdown, after
   // every static destructor of ours would have run.
   auto *mm = new ManagedMemory(std::move(ctx));
-  mm->driver_threads_ = driver_threads;
-  if (mm->alias_mode_ == AliasMode::Auto && before > 1) mm->threaded_ = true;
+  mm->driver_threads_ = driver_threads + pools;
+  if (mm->alias_mode_ == AliasMode::Auto && before - pools > 1) mm->threaded_ = true;
   mm->ctx_->set_observer(mm);
   install_fault_handler();
   install_syscall_guard();
@@ -338,6 +346,10 @@ bool ManagedMemory::wants_alias() {
   // to notice threads that threads_starting() was not told about.
   if (!threaded_ && thread_count() - driver_threads_ > 1) threads_starting();
   return threaded_;
+}
+
+void ManagedMemory::threads_are_pools() {
+  g_pool_threads = std::max(0, thread_count() - 1);
 }
 
 void ManagedMemory::threads_starting() {

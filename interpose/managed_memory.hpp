@@ -75,6 +75,9 @@ class ManagedMemory : public MemoryObserver {
   // Python's thread start): in the automatic alias mode, every allocation
   // gets its alias now.
   void threads_starting();
+  // The threads besides the caller that run now are worker pools
+  // (npvk_managed_threads_are_pools); read when managed memory is enabled.
+  static void threads_are_pools();
   bool any_restricted() const { return restricted_.load(std::memory_order_relaxed) != 0; }
   // Called by the fault handler: returns false when `addr` is not ours.
   bool handle_fault(void *addr, bool write);
@@ -145,7 +148,9 @@ class ManagedMemory : public MemoryObserver {
   // Auto: whether the program has run a second thread; allocations made
   // since have aliases, and those made before got one then.
   std::atomic<bool> threaded_{false};
-  int driver_threads_ = 0;  // threads the device's driver started
+  // Threads that are not the program's: the device's driver started them,
+  // or they ran as library pools when managed memory was enabled.
+  int driver_threads_ = 0;
   uint64_t page_ = 4096;
 };
 

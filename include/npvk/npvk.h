@@ -649,6 +649,13 @@ NPVK_API npvk_status npvk_managed_flush(void);
  * ones), so that no flush opens pages another thread may be reading.
  * Threads started without this call are noticed at the next new mapping. */
 NPVK_API npvk_status npvk_managed_threads_starting(void);
+/* Tells npvk, before npvk_managed_enable, that the threads other than the
+ * caller that run now are library worker pools (OpenBLAS's): they touch
+ * memory only inside calls the caller makes, never while a flush runs, so
+ * they do not make the program threaded for NPVK_PAGE_ALIAS's default. Only
+ * threads started later then count. Without it, any thread that runs when
+ * managed memory is enabled counts. */
+NPVK_API npvk_status npvk_managed_threads_are_pools(void);
 /* Re-installs managed memory's SIGSEGV/SIGBUS handler where another has
  * taken its place since; that one then gets the faults that are not npvk's.
  * npvk checks this itself wherever it protects pages and at its syncs; call

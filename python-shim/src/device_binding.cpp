@@ -55,6 +55,17 @@ void run_deferred_loops() {
   }
 }
 
+// The interpreter's thread states (every thread that ever ran Python code
+// and still exists); the GIL is held.
+int python_threads() {
+  int n = 0;
+  for (PyThreadState *t =
+           PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(PyThreadState_Get()));
+       t; t = PyThreadState_Next(t))
+    ++n;
+  return n;
+}
+
 // Creates the context; the GIL is held. False with g_failure set when no
 // device can be had.
 bool bind_locked() {
@@ -64,6 +75,9 @@ bool bind_locked() {
   options.struct_size = sizeof options;
   options.device = g_selector.empty() ? nullptr : g_selector.c_str();
   npvk_context ctx{0};
+  // With one Python thread, the others are library pools (OpenBLAS's) that
+  // run only inside the calls this thread makes.
+  if (python_threads() == 1) npvk_managed_threads_are_pools();
   const npvk_status st = npvk_managed_enable(&options, &ctx);
   if (st != NPVK_SUCCESS) {
     g_failure = std::string(npvk_status_string(st)) + ": " + npvk_last_error_message();
