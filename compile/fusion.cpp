@@ -1,6 +1,7 @@
 #include "compile/fusion.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -128,6 +129,13 @@ class KernelBuilder {
   bool full_ = false;
 };
 
+// One value of a buffer: its memory may hold several arrays in turn
+// (Buffer::generation).
+using ValueKey = std::pair<const Buffer *, uint32_t>;
+ValueKey value_key(const View &v) {
+  return {v.buffer.get(), v.generation};
+}
+
 // Where to end a full kernel: after the op (from its second half on) whose
 // cut leaves the fewest dead temporaries written before it and read after it
 // (each would have to be stored and loaded again), the latest on ties. A
@@ -136,25 +144,24 @@ class KernelBuilder {
 // compilation instead of one per phase of the loop against the limit
 // (measured: Black-Scholes compiled 8 kernels for 10 steps, 1 with this).
 size_t best_cut(const std::vector<RecordedOp> &ops, const std::vector<size_t> &kernel,
-                const std::function<bool(const std::shared_ptr<Buffer> &)> &dead) {
+                const DeadValue &dead) {
   // How far past the cut a read counts: about the next kernel.
   const size_t horizon = 2 * kMaxFusedSteps;
   size_t best = kernel.size() - 1, best_cost = SIZE_MAX;
-  std::unordered_map<const Buffer *, bool> written;  // dead temporaries written so far
+  std::map<ValueKey, bool> written;  // dead temporaries written so far
   for (size_t p = 0; p < kernel.size(); ++p) {
     const RecordedOp &op = ops[kernel[p]];
     for (size_t k = op.spec.nin; k < op.operands.size(); ++k) {
-      const Buffer *b = op.operands[k].buffer.get();
-      if (b && !op.operands[k].scalar && !written.count(b))
-        written[b] = dead(op.operands[k].buffer);
+      const View &v = op.operands[k];
+      if (v.buffer && !v.scalar && !written.count(value_key(v))) written[value_key(v)] = dead(v);
     }
     if (p < kernel.size() / 2) continue;
     size_t cost = 0;
-    std::unordered_map<const Buffer *, bool> counted;
+    std::map<ValueKey, bool> counted;
     const size_t end = std::min(ops.size(), kernel[p] + 1 + horizon);
     for (size_t j = kernel[p] + 1; j < end; ++j)
       for (size_t k = 0; k < ops[j].spec.nin; ++k) {
-        const Buffer *b = ops[j].operands[k].buffer.get();
+        const ValueKey b = value_key(ops[j].operands[k]);
         auto w = written.find(b);
         if (w != written.end() && w->second && !counted[b]) {
           counted[b] = true;
@@ -171,25 +178,24 @@ size_t best_cut(const std::vector<RecordedOp> &ops, const std::vector<size_t> &k
 
 // Stores that nothing needs: the slot's buffer is dead and no later kernel
 // reads it. (Reads inside the kernel are forwarded in registers.)
-void contract(std::vector<PlannedKernel> &kernels,
-              const std::function<bool(const std::shared_ptr<Buffer> &)> &dead) {
-  std::unordered_map<const Buffer *, size_t> last_reader;
+void contract(std::vector<PlannedKernel> &kernels, const DeadValue &dead) {
+  std::map<ValueKey, size_t> last_reader;
   for (size_t g = 0; g < kernels.size(); ++g)
     for (const SlotBinding &b : kernels[g].slots)
-      if (b.read && b.view->buffer) last_reader[b.view->buffer.get()] = g;
-  std::unordered_map<const Buffer *, bool> dead_cache;
+      if (b.read && b.view->buffer) last_reader[value_key(*b.view)] = g;
+  std::map<ValueKey, bool> dead_cache;
   for (size_t g = 0; g < kernels.size(); ++g) {
     PlannedKernel &k = kernels[g];
     if (k.standalone) continue;  // its result is what the caller asked for
     for (size_t s = 0; s < k.slots.size(); ++s) {
       const SlotBinding &b = k.slots[s];
       if (!b.written) continue;
-      const Buffer *buffer = b.view->buffer.get();
-      auto reader = last_reader.find(buffer);
+      const ValueKey value = value_key(*b.view);
+      auto reader = last_reader.find(value);
       if (reader != last_reader.end() && reader->second > g) continue;
-      auto known = dead_cache.find(buffer);
+      auto known = dead_cache.find(value);
       bool is_dead =
-          known != dead_cache.end() ? known->second : (dead_cache[buffer] = dead(b.view->buffer));
+          known != dead_cache.end() ? known->second : (dead_cache[value] = dead(*b.view));
       if (!is_dead) continue;
       k.spec.slots[s].stored = false;
       k.contracted_bytes += uint64_t(b.hi - b.lo);
@@ -220,15 +226,14 @@ PlannedKernel standalone_kernel(const RecordedOp &op, size_t index) {
 
 }  // namespace
 
-std::vector<PlannedKernel> plan_kernels(
-    const std::vector<RecordedOp> &ops, bool fuse, uint64_t min_fuse_elements,
-    const std::function<bool(const std::shared_ptr<Buffer> &)> &dead) {
+std::vector<PlannedKernel> plan_kernels(const std::vector<RecordedOp> &ops, bool fuse,
+                                        uint64_t min_fuse_elements, const DeadValue &dead) {
   std::vector<PlannedKernel> kernels;
   std::unique_ptr<KernelBuilder> builder;
-  std::unordered_map<const Buffer *, bool> dead_buffers;
-  auto is_dead = [&](const std::shared_ptr<Buffer> &b) {
-    auto known = dead_buffers.find(b.get());
-    return known != dead_buffers.end() ? known->second : (dead_buffers[b.get()] = dead(b));
+  std::map<ValueKey, bool> dead_values;
+  auto is_dead = [&](const View &v) {
+    auto known = dead_values.find(value_key(v));
+    return known != dead_values.end() ? known->second : (dead_values[value_key(v)] = dead(v));
   };
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].space.count == 0) continue;

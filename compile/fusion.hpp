@@ -11,9 +11,9 @@
 #include <functional>
 #include <vector>
 
+#include "compile/families/family.hpp"
 #include "compile/iteration.hpp"
 #include "compile/kernel_spec.hpp"
-#include "compile/families/family.hpp"
 #include "compile/view.hpp"
 
 namespace npvk {
@@ -40,22 +40,25 @@ struct SlotBinding {
 
 struct PlannedKernel {
   FusedKernelSpec spec;
-  std::vector<size_t> ops;           // indices into the recorded ops, one per step
-  std::vector<SlotBinding> slots;    // parallel to spec.slots
-  IterationSpace space;              // the loop over all slots
-  uint64_t contracted_bytes = 0;     // stores it leaves out
+  std::vector<size_t> ops;         // indices into the recorded ops, one per step
+  std::vector<SlotBinding> slots;  // parallel to spec.slots
+  IterationSpace space;            // the loop over all slots
+  uint64_t contracted_bytes = 0;   // stores it leaves out
   // A standalone kernel (its slots are the recorded op's operands), or null
   // for a fused elementwise kernel.
   const StandaloneKernel *standalone = nullptr;
 };
 
+// Whether the value an operand names (its buffer in the generation the op
+// saw, View::generation) is dead after the flush: its owner freed it, or the
+// memory holds a newer array's, so only the recorded ops can still read it.
+using DeadValue = std::function<bool(const View &)>;
+
 // `fuse`: false gives one kernel per op (NPVK_FUSION=0). Ops over fewer than
 // `min_fuse_elements` elements get a kernel each: every distinct chain is a
 // kernel to compile (a second or more on a CPU driver), which small work never
-// pays back, while single-op kernels are few and shared. `dead(buffer)`: its
-// owner freed it, so only the recorded ops can still read it.
-std::vector<PlannedKernel> plan_kernels(
-    const std::vector<RecordedOp> &ops, bool fuse, uint64_t min_fuse_elements,
-    const std::function<bool(const std::shared_ptr<Buffer> &)> &dead);
+// pays back, while single-op kernels are few and shared.
+std::vector<PlannedKernel> plan_kernels(const std::vector<RecordedOp> &ops, bool fuse,
+                                        uint64_t min_fuse_elements, const DeadValue &dead);
 
 }  // namespace npvk

@@ -23,6 +23,8 @@ struct View {
   std::array<int64_t, NPVK_MAX_DIMS> strides{};  // bytes
   bool scalar = false;
   uint64_t scalar_bits = 0;  // the value widened to 64 bits as kernels read it
+  // The buffer's generation when the op was recorded (Buffer::generation).
+  uint32_t generation = 0;
 
   int64_t size() const {
     int64_t n = 1;

@@ -220,6 +220,7 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   rescan_syscall_guard();
   {
     ContextLock lock(ctx_->mutex());
+    if (Allocation *a = take_freed_queued(size, zero)) return a->base;
     auto spare = spare_.find(mapped);
     if (spare != spare_.end()) {
       Allocation *a = spare->second;
@@ -262,6 +263,31 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   return p;
 }
 
+ManagedMemory::Allocation *ManagedMemory::take_freed_queued(uint64_t size, bool zero) {
+  // Its queued work runs in order before any later op, and the host reaching
+  // its pages syncs as for any queued array: to the program it is a new
+  // array whose contents are undefined, as malloc's are. Not one that a
+  // kernel may still share with the next op: two values in one buffer there
+  // would change the kernel's slots (a different kernel to compile).
+  if (zero || forked_) return nullptr;
+  auto range = freed_queued_.equal_range(size);
+  for (auto it = range.first; it != range.second; ++it) {
+    Allocation *a = it->second;
+    if (ctx_->may_fuse_with_next(a->last_op)) continue;
+    freed_queued_.erase(it);
+    a->freed = false;
+    if (a->buffer) {
+      a->buffer->discarded = false;
+      ++a->buffer->generation;
+    }
+    ++stats_.allocations;
+    ++stats_.live_allocations;
+    stats_.live_bytes += size;
+    return a;
+  }
+  return nullptr;
+}
+
 ManagedMemory::Allocation *ManagedMemory::find(const void *ptr) {
   auto key = reinterpret_cast<uintptr_t>(ptr);
   auto it = allocations_.upper_bound(key);
@@ -284,6 +310,7 @@ void ManagedMemory::free(void *ptr) {
     // Queued work still reads or writes it: unmap after that work has run.
     a->freed = true;
     if (a->buffer) a->buffer->discarded = true;
+    freed_queued_.emplace(a->size, a);
     return;
   }
   release_allocation(*a);
@@ -449,6 +476,7 @@ void ManagedMemory::open_for(Allocation &a, bool write) {
 
 void ManagedMemory::before_use(Buffer &buffer, bool write, const Overwrite *overwrite) {
   Allocation &a = *static_cast<Allocation *>(buffer.managed);
+  a.last_op = ctx_->ops_recorded();
   if (buffer.zero_copy) {
     if (write)
       restrict_to(a, State::DeviceWrites);
@@ -506,6 +534,7 @@ void ManagedMemory::after_flush() {
   ensure_fault_handler();
   std::vector<Allocation *> done;
   done.swap(queued_);
+  freed_queued_.clear();  // released below, every one of them
   for (Allocation *a : done) {
     if (flushing_in_record_ && !a->freed) {
       // The op being recorded may use it, and is not in the batch that just
@@ -778,6 +807,7 @@ void ManagedMemory::after_fork_child() {
   mm->spare_.clear();
   mm->spare_bytes_ = 0;
   mm->queued_.clear();
+  mm->freed_queued_.clear();
   if (g_fork_pipe[1] >= 0) {
     char done = 1;
     while (write(g_fork_pipe[1], &done, 1) < 0 && errno == EINTR) {

@@ -49,6 +49,7 @@ class ManagedMemory : public MemoryObserver {
     bool device_valid = false;       // mirrored: the device copy holds the data
     bool queued = false;             // some queued work uses it
     bool freed = false;              // freed by the caller; unmapped after the flush
+    uint64_t last_op = 0;            // Context::ops_recorded() at its last recorded use
   };
 
   // The process-wide instance, or null before the first enable().
@@ -111,6 +112,9 @@ class ManagedMemory : public MemoryObserver {
   bool needs_access(const void *ptr, uint64_t size, bool write);
   void make_host_accessible(Allocation &a, bool write);
   void release_allocation(Allocation &a);
+  // A freed allocation that queued work still uses, for a new one of `size`
+  // (counted as made), or null.
+  Allocation *take_freed_queued(uint64_t size, bool zero);
   // Whether a new allocation gets an alias mapping.
   bool wants_alias();
   // Frees the mappings and the device buffer, and deletes the record.
@@ -136,6 +140,9 @@ class ManagedMemory : public MemoryObserver {
   std::atomic<uint64_t> restricted_{0};
   std::vector<Allocation *> queued_;             // used by queued work since the last flush
   std::multimap<uint64_t, Allocation *> spare_;  // freed mappings kept for reuse, by size
+  // Freed while queued work still uses them (released after the flush), by
+  // size (docs/architecture.md, "Managed memory": reuse before the flush).
+  std::multimap<uint64_t, Allocation *> freed_queued_;
   uint64_t spare_bytes_ = 0;
   static constexpr size_t kMaxSpares = 64;
   static constexpr uint64_t kMaxSpareBytes = 512ull << 20;

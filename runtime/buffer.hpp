@@ -74,6 +74,11 @@ class Buffer {
   // The owner freed the memory while recorded work still used it: nothing
   // after that work reads the contents, so stores into it may be left out.
   bool discarded = false;
+  // Bumped when managed memory hands the memory to a new array while queued
+  // work still uses it for the old one (docs/architecture.md, "Managed
+  // memory"): values of an older generation are dead once their readers ran,
+  // and `discarded` speaks of the newest.
+  uint32_t generation = 0;
 
  private:
   std::shared_ptr<Context> ctx_;

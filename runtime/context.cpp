@@ -10,6 +10,7 @@
 
 #include "base/options.hpp"
 #include "compile/families/elementwise.hpp"
+#include "compile/kernel_spec.hpp"
 #include "compile/math_tables.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/flags_pass.hpp"
@@ -247,6 +248,11 @@ std::vector<vk::Dispatch> Context::bind(const std::vector<PlannedKernel> &kernel
   return batch;
 }
 
+bool Context::may_fuse_with_next(uint64_t op) const {
+  // A reset of the counts (reset_stats) makes `op` later than now.
+  return op > stats_.ops_recorded || stats_.ops_recorded - op <= kMaxFusedSteps;
+}
+
 void Context::flush() {
   if (pending_.empty()) return;
   check_usable();
@@ -265,9 +271,10 @@ void Context::flush() {
   for (const RecordedOp &op : done)
     for (const View &v : op.operands)
       if (v.buffer) ++recorded_refs[v.buffer.get()];
-  auto dead = [&](const std::shared_ptr<Buffer> &b) {
+  auto dead = [&](const View &v) {
     // The caller's own shared_ptr is one of the recorded references.
-    return b->discarded || b.use_count() == recorded_refs[b.get()];
+    const std::shared_ptr<Buffer> &b = v.buffer;
+    return v.generation != b->generation || b->discarded || b.use_count() == recorded_refs[b.get()];
   };
   std::vector<PlannedKernel> kernels;
   std::vector<size_t> cuts;  // where the batch is submitted in parts (flags_pass.hpp)

@@ -89,6 +89,11 @@ class Context : public std::enable_shared_from_this<Context> {
   // of the ops `thread` recorded (recording_thread()), or with 0 of all.
   std::vector<npvk_fp_error> take_fp_errors(uint32_t thread) { return fp_errors_.take(thread); }
   npvk_stats stats() const;
+  // Ops recorded so far (the caller holds the lock), and whether an op
+  // recorded when that count was `op` can share a kernel with the next one
+  // (fusion takes at most kMaxFusedSteps consecutive ops).
+  uint64_t ops_recorded() const { return stats_.ops_recorded; }
+  bool may_fuse_with_next(uint64_t op) const;
   void reset_stats();
 
   // Failure handling (runtime/recovery.hpp, docs/architecture.md).

@@ -87,6 +87,8 @@ void Recorder::prepare(const View *const *operands, uint32_t n, uint32_t nin) {
 
 void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
   rec.thread = recording_thread();
+  for (View &v : rec.operands)
+    if (v.buffer) v.generation = v.buffer->generation;
   for (size_t k = rec.spec.nin; k < rec.operands.size(); ++k) {
     Buffer *b = rec.operands[k].buffer.get();
     if (b && b->host && !b->zero_copy) b->device_newer = true;

@@ -11,7 +11,7 @@ from npvk_testlib import PYTHON, subprocess_env
 from npvk_two_devices import two_lavapipe_env
 
 PROGRAM = """
-import json
+import json, sys
 import numpy as np, npvk
 npvk.enable(min_bytes=0)
 from mpi4py import MPI
@@ -34,8 +34,11 @@ else:
 b = base * 5.0 if r == 0 else np.empty(n)
 comm.Bcast(b, root=0)
 ok_bcast = bool(np.array_equal(b, np.arange(n, dtype=np.float64) * 5.0))
-print(json.dumps({"rank": r, "device": npvk.device()["index"],
-                  "ops": npvk.stats()["ops_on_device"], "ok": [ok_all, ok_p2p, ok_bcast]}))
+# One file per rank: mpiexec merges the ranks' stdout, and two lines written
+# at once could land on one line.
+with open(f"{sys.argv[1]}/rank{r}.json", "w") as f:
+    json.dump({"rank": r, "device": npvk.device()["index"],
+               "ops": npvk.stats()["ops_on_device"], "ok": [ok_all, ok_p2p, ok_bcast]}, f)
 """
 
 
@@ -56,10 +59,10 @@ def test_two_ranks_two_devices(tmp_path):
         if k in run_env:
             exports += ["-x", k]
     r = subprocess.run([mpiexec, "-n", "2", "--oversubscribe", "--allow-run-as-root"] + exports
-                       + [PYTHON, str(script)], env=run_env, capture_output=True, text=True,
-                       timeout=180)
+                       + [PYTHON, str(script), str(tmp_path)], env=run_env, capture_output=True,
+                       text=True, timeout=180)
     assert r.returncode == 0, r.stdout + r.stderr[-4000:]
-    rows = sorted((json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")),
+    rows = sorted((json.loads(p.read_text()) for p in tmp_path.glob("rank*.json")),
                   key=lambda row: row["rank"])
     assert [row["device"] for row in rows] == [0, 1], r.stdout
     for row in rows:

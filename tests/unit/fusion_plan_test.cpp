@@ -65,7 +65,7 @@ RecordedOp Op(npvk_op op, std::vector<View> operands) {
   return r;
 }
 
-auto NoneDead = [](const std::shared_ptr<Buffer> &) { return false; };
+auto NoneDead = [](const View &) { return false; };
 
 // t = a + b; c = t * b over n elements, each array in its own buffer.
 struct Chain {
@@ -104,7 +104,7 @@ TEST(FusionPlan, FuseOffGivesOneKernelPerOp) {
   Chain chain(1000);
   // Even with every buffer dead, nothing is contracted without fusion.
   std::vector<PlannedKernel> k =
-      plan_kernels(chain.ops, false, 1, [](const std::shared_ptr<Buffer> &) { return true; });
+      plan_kernels(chain.ops, false, 1, [](const View &) { return true; });
   ASSERT_EQ(k.size(), 2u);
   EXPECT_EQ(k[0].ops, std::vector<size_t>({0}));
   EXPECT_EQ(k[1].ops, std::vector<size_t>({1}));
@@ -145,9 +145,9 @@ TEST(FusionPlan, DeadUnreadIntermediateIsContracted) {
   Chain chain(1000);
   const Buffer *t = chain.t.get();
   std::set<const Buffer *> asked;
-  auto t_dead = [&](const std::shared_ptr<Buffer> &b) {
-    asked.insert(b.get());
-    return b.get() == t;
+  auto t_dead = [&](const View &v) {
+    asked.insert(v.buffer.get());
+    return v.buffer.get() == t;
   };
   std::vector<PlannedKernel> k = plan_kernels(chain.ops, true, 1, t_dead);
   ASSERT_EQ(k.size(), 1u);
@@ -182,12 +182,38 @@ TEST(FusionPlan, DeadIntermediateReadByALaterKernelIsStored) {
   ops.push_back(Op(NPVK_OP_NEGATIVE, {Array(t, {10, 100}), Array(c, {10, 100})}));
   const Buffer *tp = t.get();
   std::vector<PlannedKernel> k =
-      plan_kernels(ops, true, 1, [&](const std::shared_ptr<Buffer> &x) { return x.get() == tp; });
+      plan_kernels(ops, true, 1, [&](const View &x) { return x.buffer.get() == tp; });
   ASSERT_EQ(k.size(), 2u);
   EXPECT_TRUE(k[0].spec.slots[2].stored);
   EXPECT_EQ(k[0].contracted_bytes, 0u);
   // In the second kernel t is only read; the output c is alive.
   EXPECT_EQ(k[1].contracted_bytes, 0u);
+}
+
+TEST(FusionPlan, OlderValueOfAReusedBufferIsDeadOnceItsReadersRan) {
+  // t = a + b; c = t * 2 in one kernel; then, in a kernel of its own (another
+  // shape), the buffer holds a newer array's value (generation 1) that is
+  // read. The older value's store is left out, the newer one's kept.
+  FakeBuffers fakes;
+  auto a = fakes.make(), b = fakes.make(), t = fakes.make(), c = fakes.make(), d = fakes.make();
+  std::vector<RecordedOp> ops;
+  ops.push_back(Op(NPVK_OP_ADD, {Array(a, {1000}), Array(b, {1000}), Array(t, {1000})}));
+  ops.push_back(Op(NPVK_OP_MULTIPLY, {Array(t, {1000}), Array(a, {1000}), Array(c, {1000})}));
+  View newer = Array(t, {10, 100});
+  newer.generation = 1;
+  ops.push_back(Op(NPVK_OP_NEGATIVE, {Array(a, {10, 100}), newer}));
+  ops.push_back(Op(NPVK_OP_NEGATIVE, {newer, Array(d, {10, 100})}));
+  auto dead = [&](const View &v) { return v.buffer == t && v.generation == 0; };
+  std::vector<PlannedKernel> k = plan_kernels(ops, true, 1, dead);
+  ASSERT_EQ(k.size(), 2u);
+  ASSERT_EQ(k[0].spec.slots.size(), 4u);
+  EXPECT_FALSE(k[0].spec.slots[2].stored);  // t, generation 0: read only in registers
+  for (const FusedKernelSpec::Slot &slot : k[1].spec.slots) EXPECT_TRUE(slot.stored);
+  // Without the newer array: the later kernel reads the older value.
+  ops.erase(ops.begin() + 2);
+  ops[2].operands[0].generation = 0;
+  std::vector<PlannedKernel> one_value = plan_kernels(ops, true, 1, dead);
+  EXPECT_TRUE(one_value[0].spec.slots[2].stored);
 }
 
 TEST(FusionPlan, DifferentOutputShapesDoNotFuse) {
