@@ -53,6 +53,8 @@ NPVK_API npvk_status npvk_context_get_cost_model(npvk_context h, int measure,
     m.host_pow_ns = p.host_pow_ns;
     m.last_device_ns = e.device_ns;
     m.last_host_ns = e.host_ns;
+    m.flushes_weighed = ctx->flushes_weighed();
+    m.host_streak = ctx->host_streak();
     copy_sized(out, m);
   });
 }

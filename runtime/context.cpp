@@ -355,6 +355,8 @@ bool Context::runs_on_host(const std::vector<RecordedOp> &done,
   const CostParams &p = cost_params();
   if (!p.measured) return false;
   last_estimate_ = estimate_costs(p, done, kernels);
+  ++flushes_weighed_;
+  host_streak_ = last_estimate_.host() ? host_streak_ + 1 : 0;
   return last_estimate_.host();
 }
 

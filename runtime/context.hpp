@@ -100,12 +100,19 @@ class Context : public std::enable_shared_from_this<Context> {
   void set_host_loop(npvk_host_loop_fn fn, void *user) { recovery_.set_host_loop(fn, user); }
   // The cost model (runtime/cost_model.hpp): off until enabled; it needs the
   // host loop. Its parameters are measured at their first use.
-  void set_cost_model(bool on) { cost_model_ = on; }
+  // Setting it starts a new streak of host flushes (host_streak()).
+  void set_cost_model(bool on) {
+    cost_model_ = on;
+    host_streak_ = 0;
+  }
   bool cost_model() const { return cost_model_; }
   // `measure`: measure them now if they are neither known nor cached.
   const CostParams &cost_params(bool measure = true);
   // The estimates of the last flush the cost model weighed.
   const CostEstimate &last_cost_estimate() const { return last_estimate_; }
+  // Flushes the cost model decided, and how many of the last ran on the host.
+  uint64_t flushes_weighed() const { return flushes_weighed_; }
+  uint64_t host_streak() const { return host_streak_; }
   npvk_failure_stats failure_stats() const { return recovery_.stats(); }
   // Observability (runtime/observe.hpp, docs/observability.md).
   Profiler &profiler() { return profiler_; }
@@ -157,6 +164,7 @@ class Context : public std::enable_shared_from_this<Context> {
   bool costs_tried_ = false;
   CostParams costs_;
   CostEstimate last_estimate_;
+  uint64_t flushes_weighed_ = 0, host_streak_ = 0;
   FlushWhere where_ = FlushWhere::CostModel;
   std::string cache_dir_;  // the kernel cache's: the cost model's figures too
 };

@@ -713,6 +713,8 @@ typedef struct npvk_cost_model {
   double host_pow_ns;        /* the host loop of power, per element beyond its bytes */
   double last_device_ns;     /* the last weighed flush's estimates */
   double last_host_ns;
+  uint64_t flushes_weighed;  /* flushes the cost model decided */
+  uint64_t host_streak;      /* the last of them that all ran on the host */
 } npvk_cost_model;
 
 /* The cost model's figures; `measure` != 0 measures them now if they are

@@ -62,11 +62,16 @@ Site current_site() {
 
 const char *sync_reason_name(uint32_t reason) {
   switch (reason) {
-    case NPVK_SYNC_FAULT: return "fault";
-    case NPVK_SYNC_EXPLICIT: return "explicit";
-    case NPVK_SYNC_FORK: return "fork";
-    case NPVK_SYNC_EXIT: return "exit";
-    default: return "other";
+    case NPVK_SYNC_FAULT:
+      return "fault";
+    case NPVK_SYNC_EXPLICIT:
+      return "explicit";
+    case NPVK_SYNC_FORK:
+      return "fork";
+    case NPVK_SYNC_EXIT:
+      return "exit";
+    default:
+      return "other";
   }
 }
 
@@ -149,10 +154,10 @@ PyObject *py_report_rows(PyObject *, PyObject *) {
   PyObject *loops = PyList_New(0), *syncs = PyList_New(0);
   for (const auto &[key, counts] : g_loops) {
     const auto &[site, ufunc, reason] = key;
-    PyObject *row = Py_BuildValue("(siszKK)", site.first.c_str(), site.second, ufunc.c_str(),
-                                  reason.empty() ? nullptr : reason.c_str(),
-                                  (unsigned long long)counts.calls,
-                                  (unsigned long long)counts.elements);
+    PyObject *row =
+        Py_BuildValue("(siszKK)", site.first.c_str(), site.second, ufunc.c_str(),
+                      reason.empty() ? nullptr : reason.c_str(), (unsigned long long)counts.calls,
+                      (unsigned long long)counts.elements);
     PyList_Append(loops, row);
     Py_DECREF(row);
   }

@@ -41,11 +41,11 @@ PyObject *py_profile(PyObject *, PyObject *) {
       "{s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:K}", "record",
       p.record_seconds, "plan", p.plan_seconds, "compile", p.compile_seconds, "execute",
       p.execute_seconds, "flush_other", p.flush_seconds, "to_device", p.to_device_seconds,
-      "to_host", p.to_host_seconds, "host_sync", p.sync_seconds, "accounted",
-      p.accounted_seconds, "sync_fault", p.sync_fault_seconds, "sync_explicit",
-      p.sync_explicit_seconds, "sync_fork", p.sync_fork_seconds, "sync_exit",
-      p.sync_exit_seconds, "numpy_fallback_loops", double(g_fallback_ns.load()) * 1e-9,
-      "elements_on_device", (unsigned long long)g_elements_device.load(), "elements_fallback",
+      "to_host", p.to_host_seconds, "host_sync", p.sync_seconds, "accounted", p.accounted_seconds,
+      "sync_fault", p.sync_fault_seconds, "sync_explicit", p.sync_explicit_seconds, "sync_fork",
+      p.sync_fork_seconds, "sync_exit", p.sync_exit_seconds, "numpy_fallback_loops",
+      double(g_fallback_ns.load()) * 1e-9, "elements_on_device",
+      (unsigned long long)g_elements_device.load(), "elements_fallback",
       (unsigned long long)g_elements_fallback.load());
 }
 
@@ -150,9 +150,9 @@ void run_original(PyUFuncGenericFunction original, char **args, const npy_intp *
   const double inside_before = accounted_seconds();
   const auto start = std::chrono::steady_clock::now();
   original(args, dims, steps, data);
-  const int64_t elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
+  const int64_t elapsed =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   const int64_t inside = int64_t((accounted_seconds() - inside_before) * 1e9);
   g_fallback_ns += std::max<int64_t>(elapsed - inside, 0);
 }

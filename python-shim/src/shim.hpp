@@ -154,6 +154,9 @@ PyObject *py_cost_model(PyObject *, PyObject *measure);
 // "cost model" where NumPy on the host is estimated faster for a reduction
 // or matrix product over `operands` (none written by queued work), else null.
 const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes, bool matmul);
+// "cost model" for an elementwise loop call while the cost model keeps
+// running every flush on the host: NumPy runs it at once, unrecorded.
+const char *elementwise_cost_reason();
 PyObject *py_reduce_stays_on_host(PyObject *, PyObject *array);
 PyObject *py_device_reduce(PyObject *, PyObject *args);
 // _native.accumulate(op, array, in_dtype, result, out_dtype, axis): records

@@ -360,6 +360,9 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   for (int d = 0; d < ndim; ++d) result_bytes *= shape[d];
   const bool large = std::max<uint64_t>(largest, uint64_t(result_bytes)) >= settings().min_bytes;
   if (!pending && !(needs_whole && large)) return nullptr;
+  // Left to NumPy, whose loop calls are then counted (each takes one call
+  // off the bypass too).
+  if (elementwise_cost_reason()) return nullptr;
   for (int k = 0; given && k < nout; ++k) {
     // NumPy's rules for a given output: exactly the broadcast shape here
     // (anything else: NumPy decides), the loop's dtype, managed memory.

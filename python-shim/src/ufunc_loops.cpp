@@ -163,6 +163,9 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   // per output element along short axes: decided before any lookup.
   for (int k = s.nin; k < count; ++k)
     if (steps[k] == 0) return "reduction";
+  // Before the lookups: NumPy's buffered loops over its own small buffers
+  // would be left to it anyway.
+  if (const char *reason = elementwise_cost_reason()) return reason;
   // The size that decides is the largest operand's whole array (its managed
   // allocation), not this call's: NumPy hands N-d work over in chunks (rows,
   // or 8192-element buffers), and a comparison's bool output is a fraction of

@@ -26,8 +26,8 @@ void where_loop(char **args, const npy_intp *dims, const npy_intp *steps, void *
 }
 
 // The types npvk has a dtype for.
-constexpr int kTypes[] = {NPY_BOOL,  NPY_BYTE,  NPY_UBYTE,    NPY_SHORT,     NPY_USHORT,
-                          NPY_INT,   NPY_UINT,  NPY_LONG,     NPY_ULONG,     NPY_LONGLONG,
+constexpr int kTypes[] = {NPY_BOOL,      NPY_BYTE,  NPY_UBYTE, NPY_SHORT, NPY_USHORT,
+                          NPY_INT,       NPY_UINT,  NPY_LONG,  NPY_ULONG, NPY_LONGLONG,
                           NPY_ULONGLONG, NPY_FLOAT, NPY_DOUBLE};
 constexpr int kLoops = int(sizeof kTypes / sizeof kTypes[0]);
 PyUFuncGenericFunction g_funcs[kLoops];
@@ -45,13 +45,11 @@ PyObject *where_ufunc() {
       g_data[i] = reinterpret_cast<void *>(uintptr_t(PyDataType_ELSIZE(d)));
       Py_DECREF(d);
       g_signatures[4 * i] = char(NPY_BOOL);
-      g_signatures[4 * i + 1] = g_signatures[4 * i + 2] = g_signatures[4 * i + 3] =
-          char(kTypes[i]);
+      g_signatures[4 * i + 1] = g_signatures[4 * i + 2] = g_signatures[4 * i + 3] = char(kTypes[i]);
     }
-    g_where = PyUFunc_FromFuncAndData(g_funcs, g_data, g_signatures, kLoops, 3, 1, PyUFunc_None,
-                                      "where",
-                                      "npvk's np.where(condition, x, y) as an elementwise ufunc",
-                                      0);
+    g_where =
+        PyUFunc_FromFuncAndData(g_funcs, g_data, g_signatures, kLoops, 3, 1, PyUFunc_None, "where",
+                                "npvk's np.where(condition, x, y) as an elementwise ufunc", 0);
     if (!g_where) return nullptr;
   }
   Py_INCREF(g_where);
