@@ -91,7 +91,8 @@ class Context : public std::enable_shared_from_this<Context> {
   npvk_stats stats() const;
   // Ops recorded so far (the caller holds the lock), and whether an op
   // recorded when that count was `op` can share a kernel with the next one
-  // (fusion takes at most kMaxFusedSteps consecutive ops).
+  // (fusion takes at most kMaxFusedSteps consecutive ops, none across a
+  // standalone kernel).
   uint64_t ops_recorded() const { return stats_.ops_recorded; }
   bool may_fuse_with_next(uint64_t op) const;
   void reset_stats();
@@ -110,7 +111,8 @@ class Context : public std::enable_shared_from_this<Context> {
   const CostParams &cost_params(bool measure = true);
   // The estimates of the last flush the cost model weighed.
   const CostEstimate &last_cost_estimate() const { return last_estimate_; }
-  // Flushes the cost model decided, and how many of the last ran on the host.
+  // Flushes the cost model decided, and how many of the last ran on the host
+  // (those it won only by the fixed cost of a flush not counted).
   uint64_t flushes_weighed() const { return flushes_weighed_; }
   uint64_t host_streak() const { return host_streak_; }
   npvk_failure_stats failure_stats() const { return recovery_.stats(); }

@@ -124,6 +124,7 @@ void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel,
   rec.hi = std::move(hi);
   rec.space.count = elements;
   rec.standalone = std::move(kernel);
+  fusion_fence_ = stats_.ops_recorded;
   enqueue(std::move(rec), false);
 }
 

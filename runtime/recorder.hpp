@@ -50,9 +50,14 @@ class Recorder {
   // A flush ran `done` in `device_seconds`: the queue's time estimate learns
   // the device's rate from it.
   void ran(const std::vector<RecordedOp> &done, double device_seconds);
+  // The count of ops recorded when the latest standalone kernel (reduction,
+  // scan, matrix product) was: fusion never reaches across it, so no op up
+  // to it shares a kernel with a later one.
+  uint64_t fusion_fence() const { return fusion_fence_; }
   const RecordLimits &limits() const { return limits_; }
 
  private:
+  uint64_t fusion_fence_ = 0;
   void record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
               bool replace_last);
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);

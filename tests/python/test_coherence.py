@@ -90,6 +90,35 @@ def test_chained_pending_ops_and_reuse():
     same_in_both(scenario)
 
 
+def test_queued_steps_that_end_in_a_reduction_reuse_their_temporaries():
+    """A time-step loop whose steps stay queued and end in a reduction
+    (N-body's row sums) hands each step's freed temporaries to the next step
+    (docs/architecture.md, "Reuse before the flush": fusion never reaches
+    across a reduction), instead of mapping fresh pages per step. Without
+    that fence they waited kMaxFusedSteps (96) ops: here, every step's. The
+    results are NumPy's, bit for bit."""
+    n, steps = 256, 16
+    addresses = set()
+
+    def scenario():
+        x = base(n * n).reshape(n, n) * 1e-4
+        sums = []
+        for k in range(steps):
+            t = x * 1.5 + 0.25
+            s = t.sum(axis=1)
+            addresses.add(t.ctypes.data)
+            x = x * 0.5 + s[:, None] * 1e-3
+            sums.append(s)
+        return [x] + sums
+
+    same_in_both(scenario)
+    # The plain run's addresses are glibc's; clear them and run once more.
+    addresses.clear()
+    with npvk_enabled(min_bytes=0):
+        scenario()
+        assert len(addresses) <= 4, f"{len(addresses)} buffers for {steps} steps' temporaries"
+
+
 def test_views_of_device_resident_arrays():
     def scenario():
         a = base()

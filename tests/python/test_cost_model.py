@@ -240,3 +240,34 @@ def test_while_every_flush_runs_on_the_host_calls_are_not_recorded(cost_model_on
     assert after["flushes"] == before["flushes"]
     assert host_flushes < 20, "every call was still recorded"
     assert _fallbacks("exp") > 0
+
+
+def test_flushes_the_host_wins_by_the_flush_cost_alone_start_no_bypass(cost_model_on):
+    """Only flushes the host wins on throughput start the unrecorded stretch:
+    one it wins by the device's fixed cost per flush (a sync that caught a
+    single cheap op) says nothing of fused work. Such flushes in a row used
+    to stop recording, and a program whose fused steps the device runs
+    faster (SOR) then ran every later call with NumPy."""
+    a, b = _inputs()
+    expected = [a + b * k for k in range(24)]
+    cost_model_on()
+    if not _is_cpu_device():
+        pytest.skip("needs a device whose memory the host reaches in place")
+    x, y = np.array(a), np.array(b)
+    got, figures = [], None
+    before = npvk.stats()
+    bypassed = _fallbacks("add") + _fallbacks("multiply")
+    for k in range(24):  # the bypass is looked at every 16 recorded calls
+        z = x + y * k  # two ops; reading z[0] runs them: a flush of its own
+        z[0]
+        got.append(z)
+        if figures is None:
+            figures = npvk.cost_model()
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+    host_flushes, _ = _placed(before, npvk.stats())
+    by_flush_cost = figures["last_host_ns"] >= figures["last_device_ns"] - figures["device_flush_ns"]
+    if host_flushes == 0 or not by_flush_cost:
+        pytest.skip("here the device wins these flushes, or the host wins them on throughput")
+    assert _fallbacks("add") + _fallbacks("multiply") == bypassed, \
+        "flushes won by the flush cost alone started a bypass"
