@@ -363,16 +363,7 @@ bool Context::runs_on_host(const std::vector<RecordedOp> &done,
   if (!p.measured) return false;
   last_estimate_ = estimate_costs(p, done, kernels);
   ++flushes_weighed_;
-  // The streak counts flushes the host wins on throughput. One it wins only
-  // by the device's fixed cost per flush (a sync that caught an op or two)
-  // says nothing of what fused work would gain, and leaves it as it is: SOR,
-  // whose sweeps the device runs 1.8x faster than NumPy, had a setup flush
-  // and a sync's flush of one op go to the host, and the bypass that followed
-  // kept every later sweep from being recorded.
-  if (!last_estimate_.host())
-    host_streak_ = 0;
-  else if (last_estimate_.host_ns < last_estimate_.device_ns - p.device_flush_ns)
-    ++host_streak_;
+  host_streak_ = last_estimate_.host() ? host_streak_ + 1 : 0;
   return last_estimate_.host();
 }
 

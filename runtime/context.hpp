@@ -111,8 +111,7 @@ class Context : public std::enable_shared_from_this<Context> {
   const CostParams &cost_params(bool measure = true);
   // The estimates of the last flush the cost model weighed.
   const CostEstimate &last_cost_estimate() const { return last_estimate_; }
-  // Flushes the cost model decided, and how many of the last ran on the host
-  // (those it won only by the fixed cost of a flush not counted).
+  // Flushes the cost model decided, and how many of the last ran on the host.
   uint64_t flushes_weighed() const { return flushes_weighed_; }
   uint64_t host_streak() const { return host_streak_; }
   npvk_failure_stats failure_stats() const { return recovery_.stats(); }

@@ -714,8 +714,7 @@ typedef struct npvk_cost_model {
   double last_device_ns;     /* the last weighed flush's estimates */
   double last_host_ns;
   uint64_t flushes_weighed;  /* flushes the cost model decided */
-  uint64_t host_streak;      /* the last of them that ran on the host by more than the
-                                device's fixed cost per flush (a throughput loss) */
+  uint64_t host_streak;      /* the last of them that all ran on the host */
 } npvk_cost_model;
 
 /* The cost model's figures; `measure` != 0 measures them now if they are

@@ -242,32 +242,40 @@ def test_while_every_flush_runs_on_the_host_calls_are_not_recorded(cost_model_on
     assert _fallbacks("exp") > 0
 
 
-def test_flushes_the_host_wins_by_the_flush_cost_alone_start_no_bypass(cost_model_on):
-    """Only flushes the host wins on throughput start the unrecorded stretch:
-    one it wins by the device's fixed cost per flush (a sync that caught a
-    single cheap op) says nothing of fused work. Such flushes in a row used
-    to stop recording, and a program whose fused steps the device runs
-    faster (SOR) then ran every later call with NumPy."""
+
+def test_work_recorded_before_a_bypass_is_weighed_whole_first(cost_model_on):
+    """Flushes of an op or two that the host wins (a read after each op)
+    start the unrecorded stretch; a fused chain recorded after them is then
+    weighed whole before any call is bypassed. The first bypassed call used to
+    read the chain's last results instead: a flush of a few ops the host won
+    by the device's fixed cost, again and again, so SOR's fused sweeps, which
+    the device runs faster than NumPy, ran with NumPy's loops."""
     a, b = _inputs()
-    expected = [a + b * k for k in range(24)]
+
+    def chain(x, y):
+        w = x * 1.0
+        for k in range(12):
+            w = w * 0.5 + y * 0.25 + x * 0.125
+        return w
+
+    expected = chain(a, b)
     cost_model_on()
     if not _is_cpu_device():
         pytest.skip("needs a device whose memory the host reaches in place")
     x, y = np.array(a), np.array(b)
-    got, figures = [], None
+    for k in range(3):  # flushes of one op, read at once: the host's
+        z = x + k
+        z[0]
+    if npvk.cost_model()["host_streak"] < 2:
+        pytest.skip("here the device wins even a one-op flush")
     before = npvk.stats()
     bypassed = _fallbacks("add") + _fallbacks("multiply")
-    for k in range(24):  # the bypass is looked at every 16 recorded calls
-        z = x + y * k  # two ops; reading z[0] runs them: a flush of its own
-        z[0]
-        got.append(z)
-        if figures is None:
-            figures = npvk.cost_model()
-    for g, e in zip(got, expected):
-        np.testing.assert_array_equal(g, e)
-    host_flushes, _ = _placed(before, npvk.stats())
-    by_flush_cost = figures["last_host_ns"] >= figures["last_device_ns"] - figures["device_flush_ns"]
-    if host_flushes == 0 or not by_flush_cost:
-        pytest.skip("here the device wins these flushes, or the host wins them on throughput")
-    assert _fallbacks("add") + _fallbacks("multiply") == bypassed, \
-        "flushes won by the flush cost alone started a bypass"
+    got = chain(x, y)
+    got[0]
+    after = npvk.stats()
+    np.testing.assert_array_equal(got, expected)
+    host_flushes, device_flushes = _placed(before, after)
+    if device_flushes == 0:
+        pytest.skip("here the host wins the fused chain too")
+    assert host_flushes == 0, f"{host_flushes} flushes of the chain ran on the host"
+    assert _fallbacks("add") + _fallbacks("multiply") == bypassed
