@@ -111,6 +111,57 @@ void Recorder::ran(const std::vector<RecordedOp> &done, double device_seconds) {
   budget_.ran(units, device_seconds);
 }
 
+namespace {
+
+// Which elements of its bytes an operand is, as KernelBuilder's slots tell
+// them apart (same_elements: offset, dtype, strides over the op's shape).
+// Equal layouts may collide; that only misses a cut.
+uint64_t element_layout(const View &v, const IterationSpace &space, uint32_t k) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+  mix(v.offset);
+  mix(uint64_t(v.dtype));
+  for (size_t d = 0; d < space.full_shape.size(); ++d) {
+    mix(uint64_t(space.full_shape[d]));
+    mix(uint64_t(space.full_strides[k][d]));
+  }
+  return h;
+}
+
+}  // namespace
+
+void Recorder::note_kernel_cuts(uint64_t op, const std::vector<const View *> &operands,
+                                uint32_t nin, const IterationSpace &space,
+                                const std::array<std::pair<int64_t, int64_t>, kMaxOperands> &extent,
+                                bool replaces_last) {
+  // Cuts plan_kernels must make, so that memory freed before them can be
+  // reused before the flush without two values meeting in one kernel
+  // (Context::may_fuse_with_next). A kernel's ops share one full shape: an op
+  // of another shape starts a kernel (a merged row replaces the op before).
+  if (!replaces_last && !last_shape_.empty() && last_shape_ != space.full_shape)
+    fusion_fence_ = std::max(fusion_fence_, op - 1);
+  last_shape_ = space.full_shape;
+  // An op that reads other elements of bytes a queued op wrote cannot join
+  // that op's kernel (KernelBuilder::conflicts): a stencil's read of the last
+  // step's grid, so a time loop's steps fence each other (the heat equation's
+  // and SOR's; views interleaving apart are the exception, a missed reuse).
+  for (uint32_t k = 0; k < nin; ++k) {
+    const View &v = *operands[k];
+    if (v.scalar) continue;
+    const Buffer &b = *v.buffer;
+    if (b.last_write_op <= fusion_fence_ || b.last_write_op >= op) continue;
+    if (extent[k].second <= b.last_write_lo || b.last_write_hi <= extent[k].first) continue;
+    if (element_layout(v, space, k) != b.last_write_layout) fusion_fence_ = b.last_write_op;
+  }
+  for (uint32_t k = nin; k < uint32_t(operands.size()); ++k) {
+    Buffer &b = *operands[k]->buffer;
+    b.last_write_op = op;
+    b.last_write_lo = extent[k].first;
+    b.last_write_hi = extent[k].second;
+    b.last_write_layout = element_layout(*operands[k], space, k);
+  }
+}
+
 void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel, KernelSpec spec,
                                  std::vector<View> operands, std::vector<int64_t> lo,
                                  std::vector<int64_t> hi, int64_t elements) {
@@ -124,7 +175,8 @@ void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel,
   rec.hi = std::move(hi);
   rec.space.count = elements;
   rec.standalone = std::move(kernel);
-  fusion_fence_ = stats_.ops_recorded;
+  fusion_fence_ = stats_.ops_recorded;  // its own kernel
+  last_shape_.clear();
   enqueue(std::move(rec), false);
 }
 
@@ -263,6 +315,7 @@ void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uin
     rec.hi[k] = extent[k].second;
   }
   if (nin == 2) rec.spec.exponent = fixed_exponent_of(rec.spec, *operands[1]);
+  note_kernel_cuts(stats_.ops_recorded, operands, nin, space, extent, replace_last);
   rec.space = std::move(space);
   enqueue(std::move(rec), replace_last);
 }

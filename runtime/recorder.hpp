@@ -6,6 +6,7 @@
 
 #include <npvk/npvk.h>
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -50,14 +51,21 @@ class Recorder {
   // A flush ran `done` in `device_seconds`: the queue's time estimate learns
   // the device's rate from it.
   void ran(const std::vector<RecordedOp> &done, double device_seconds);
-  // The count of ops recorded when the latest standalone kernel (reduction,
-  // scan, matrix product) was: fusion never reaches across it, so no op up
-  // to it shares a kernel with a later one.
+  // An op count up to which no recorded op shares a kernel with a later one
+  // (Context::may_fuse_with_next): the latest standalone kernel (reduction,
+  // scan, matrix product), or a cut that planning must make (note_kernel_cuts).
   uint64_t fusion_fence() const { return fusion_fence_; }
   const RecordLimits &limits() const { return limits_; }
 
  private:
+  // Moves the fence to the cuts plan_kernels cannot avoid before the op being
+  // recorded (count `op`), and notes what it writes.
+  void note_kernel_cuts(uint64_t op, const std::vector<const View *> &operands, uint32_t nin,
+                        const IterationSpace &space,
+                        const std::array<std::pair<int64_t, int64_t>, kMaxOperands> &extent,
+                        bool replaces_last);
   uint64_t fusion_fence_ = 0;
+  std::vector<int64_t> last_shape_;  // the full shape of the last elementwise op
   void record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
               bool replace_last);
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
