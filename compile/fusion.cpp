@@ -10,8 +10,7 @@
 namespace npvk {
 namespace {
 
-bool same_elements(const View &a, const std::vector<int64_t> &a_strides, const View &b,
-                   const std::vector<int64_t> &b_strides) {
+bool same_elements(const View &a, const Dims &a_strides, const View &b, const Dims &b_strides) {
   return a.buffer == b.buffer && a.offset == b.offset && a.dtype == b.dtype &&
          a_strides == b_strides;
 }
@@ -38,7 +37,7 @@ class KernelBuilder {
     std::vector<SlotBinding> added;
     for (uint32_t k = 0; k < n; ++k) {
       const View &v = op.operands[k];
-      const std::vector<int64_t> &strides = op.space.full_strides[k];
+      const Dims &strides = op.space.full_strides[k];
       const bool write = k >= op.spec.nin;
       int found = find(v, strides, added);
       if (found >= 0) {
@@ -53,7 +52,7 @@ class KernelBuilder {
         b.view = &v;
         b.lo = op.lo[k];
         b.hi = op.hi[k];
-        b.strides = v.scalar ? std::vector<int64_t>(strides.size(), 0) : strides;
+        b.strides = v.scalar ? Dims(strides.size(), 0) : strides;
         added.push_back(std::move(b));
         found = int(k_.slots.size() + added.size() - 1);
       }
@@ -87,8 +86,7 @@ class KernelBuilder {
   }
 
  private:
-  int find(const View &v, const std::vector<int64_t> &strides,
-           const std::vector<SlotBinding> &added) const {
+  int find(const View &v, const Dims &strides, const std::vector<SlotBinding> &added) const {
     auto match = [&](const SlotBinding &b) {
       return v.scalar ? same_scalar(*b.view, v)
                       : !b.view->scalar && same_elements(*b.view, b.strides, v, strides);
@@ -125,7 +123,7 @@ class KernelBuilder {
   }
 
   PlannedKernel &k_;
-  std::vector<int64_t> shape_;
+  Dims shape_;
   bool full_ = false;
 };
 
@@ -266,13 +264,13 @@ std::vector<PlannedKernel> plan_kernels(const std::vector<RecordedOp> &ops, bool
 
   for (PlannedKernel &k : kernels) {
     if (k.standalone) continue;
-    std::vector<std::vector<int64_t>> strides;
-    std::vector<bool> unit;
+    OperandDims strides;
+    static_assert(kMaxKernelSlots <= 64, "merge_dimensions takes one bit per slot");
+    uint64_t unit = 0;
     for (size_t s = 0; s < k.slots.size(); ++s) {
       const bool memory = !k.spec.slots[s].scalar && (k.slots[s].read || k.spec.slots[s].stored);
-      strides.push_back(memory ? k.slots[s].strides
-                               : std::vector<int64_t>(k.slots[s].strides.size(), 0));
-      unit.push_back(memory);
+      strides.push_back(memory ? k.slots[s].strides : Dims(k.slots[s].strides.size(), 0));
+      unit |= uint64_t(memory) << s;
     }
     k.space = merge_dimensions(ops[k.ops.front()].space.full_shape, strides, unit);
     k.spec.contiguous = k.space.contiguous;

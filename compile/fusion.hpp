@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "compile/families/family.hpp"
@@ -20,22 +21,25 @@ namespace npvk {
 
 // One validated elementwise op, as record() queued it.
 struct RecordedOp {
-  KernelSpec spec;              // op and dtypes
-  std::vector<View> operands;   // inputs, then outputs (they keep the buffers alive)
-  std::vector<int64_t> lo, hi;  // byte extent of each operand
-  IterationSpace space;         // its own loop, with the full shape and strides
+  KernelSpec spec;             // op and dtypes
+  std::vector<View> operands;  // inputs, then outputs (they keep the buffers alive)
+  Dims lo, hi;                 // byte extent of each operand
+  IterationSpace space;        // its own loop, with the full shape and strides
   // Set for a kernel of its own (compile/families/kernels.hpp): a reduction
   // or scan (operands: input, output) or a matrix product (A, B, C).
   std::shared_ptr<const StandaloneKernel> standalone;
   uint32_t thread = 0;  // who recorded it: its FP errors are theirs (runtime/fp_errors.hpp)
 };
 
+// The queue grows by moving its ops: a copy would cost more than recording.
+static_assert(std::is_nothrow_move_constructible_v<RecordedOp>);
+
 // The memory or scalar behind one slot of a planned kernel.
 struct SlotBinding {
   const View *view = nullptr;  // the first operand that named it
   int64_t lo = 0, hi = 0;      // byte extent
   bool read = false, written = false;
-  std::vector<int64_t> strides;  // full-rank element strides
+  Dims strides;  // full-rank element strides
 };
 
 struct PlannedKernel {

@@ -30,7 +30,7 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
   }
 
   // Full-rank element strides per operand, with broadcasting applied.
-  std::vector<std::vector<int64_t>> strides(nops, std::vector<int64_t>(nd, 0));
+  OperandDims strides(nops, Dims(nd, 0));
   for (size_t k = 0; k < nops; ++k) {
     const View &v = *ops[k];
     if (v.scalar) continue;
@@ -50,18 +50,16 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
     }
   }
 
-  std::vector<int64_t> shape(out0.shape.begin(), out0.shape.begin() + nd);
-  std::vector<bool> unit(nops);
-  for (size_t k = 0; k < nops; ++k) unit[k] = !ops[k]->scalar;
+  Dims shape(out0.shape.begin(), out0.shape.begin() + nd);
+  uint64_t unit = 0;
+  for (size_t k = 0; k < nops; ++k) unit |= uint64_t(!ops[k]->scalar) << k;
   IterationSpace space = merge_dimensions(shape, strides, unit);
   space.full_shape = std::move(shape);
   space.full_strides = std::move(strides);
   return space;
 }
 
-IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
-                                const std::vector<std::vector<int64_t>> &strides,
-                                const std::vector<bool> &unit) {
+IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides, uint64_t unit) {
   const size_t nops = strides.size();
   IterationSpace space;
   space.count = 1;
@@ -92,14 +90,14 @@ IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
   space.rank = uint32_t(space.shape.size());
   space.contiguous = space.rank == 1;
   for (size_t k = 0; space.contiguous && k < nops; ++k)
-    space.contiguous = !unit[k] || space.strides[k][0] == 1;
+    space.contiguous = !(unit >> k & 1u) || space.strides[k][0] == 1;
   return space;
 }
 
 bool offsets_fit_int32(const IterationSpace &space) {
   constexpr int64_t limit = int64_t(1) << 31;
   if (space.count >= limit) return false;
-  for (const std::vector<int64_t> &strides : space.strides) {
+  for (const Dims &strides : space.strides) {
     int64_t span = 0;  // the largest |offset|: every coordinate at its extreme
     for (size_t d = 0; d < strides.size(); ++d) {
       const int64_t stride = strides[d] < 0 ? -strides[d] : strides[d];

@@ -6,7 +6,9 @@
 // shapes.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "compile/view.hpp"
@@ -15,17 +17,27 @@ namespace npvk {
 
 constexpr int kMaxOperands = 4;
 
+// A loop's extents or one operand's strides, inline up to 4 dimensions:
+// recording an op then allocates once per list of operands, not per operand
+// (bench/record: malloc and free were about a third of npvk_apply's
+// instructions). The list itself stays a std::vector, whose move cannot
+// throw: a queue of RecordedOps that grows then moves them rather than
+// copies them (boost's small_vector of small_vectors is not nothrow-movable).
+using Dims = boost::container::small_vector<int64_t, 4>;
+using OperandDims = std::vector<Dims>;
+static_assert(std::is_nothrow_move_constructible_v<Dims>);
+
 struct IterationSpace {
-  int64_t count = 0;           // elements
-  uint32_t rank = 0;           // after merging; 0 when count is 0 or 1
-  bool contiguous = false;     // rank 1 (or less) with unit stride in every array operand
-  std::vector<int64_t> shape;  // [rank]
+  int64_t count = 0;        // elements
+  uint32_t rank = 0;        // after merging; 0 when count is 0 or 1
+  bool contiguous = false;  // rank 1 (or less) with unit stride in every array operand
+  Dims shape;               // [rank]
   // [operand][rank]: strides in elements; zero for broadcast dimensions and scalars.
-  std::vector<std::vector<int64_t>> strides;
+  OperandDims strides;
   // Before merging: the output's shape and [operand][its ndim] element strides,
   // so that ops over the same shape can be planned as one loop (fusion).
-  std::vector<int64_t> full_shape;
-  std::vector<std::vector<int64_t>> full_strides;
+  Dims full_shape;
+  OperandDims full_strides;
 };
 
 // `operands`: inputs then outputs; all outputs must have the same shape, and
@@ -33,11 +45,9 @@ struct IterationSpace {
 IterationSpace plan_iteration(const std::vector<const View *> &operands, uint32_t nin);
 
 // The smallest loop nest for operands with these full-rank element strides
-// over `shape` (scalar operands: all-zero strides). `unit` says which operands
-// must have unit stride for the loop to count as contiguous.
-IterationSpace merge_dimensions(const std::vector<int64_t> &shape,
-                                const std::vector<std::vector<int64_t>> &strides,
-                                const std::vector<bool> &unit);
+// over `shape` (scalar operands: all-zero strides). Bit k of `unit` says that
+// operand k must have unit stride for the loop to count as contiguous.
+IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides, uint64_t unit);
 
 // Whether the loop's element count and every operand's element offsets
 // (from its first element: each partial sum of coordinate * stride lies

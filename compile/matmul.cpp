@@ -47,8 +47,8 @@ MatmulOp plan_matmul(const View &a, const View &b, const View &c) {
   const uint32_t rank = c.ndim - 2;
   require(a.ndim - 2 <= rank && b.ndim - 2 <= rank, NPVK_ERR_SHAPE_MISMATCH,
           "matmul: the output has fewer batch dimensions than an input");
-  std::vector<int64_t> shape(c.shape.begin(), c.shape.begin() + rank);
-  std::vector<std::vector<int64_t>> strides(3, std::vector<int64_t>(rank, 0));
+  Dims shape(c.shape.begin(), c.shape.begin() + rank);
+  OperandDims strides(3, Dims(rank, 0));
   const View *views[3] = {&a, &b, &c};
   for (int v = 0; v < 3; ++v) {
     const View &x = *views[v];
@@ -60,10 +60,12 @@ MatmulOp plan_matmul(const View &a, const View &b, const View &c) {
       strides[size_t(v)][dim] = x.shape[j] == 1 ? 0 : x.strides[j] / item;
     }
   }
-  IterationSpace batch = merge_dimensions(shape, strides, {false, false, false});
+  IterationSpace batch = merge_dimensions(shape, strides, 0);
   op.batches = batch.count;
-  op.batch_shape = batch.shape;
-  op.batch_strides = batch.rank ? batch.strides : std::vector<std::vector<int64_t>>(3);
+  op.batch_shape.assign(batch.shape.begin(), batch.shape.end());
+  op.batch_strides.assign(3, {});
+  for (size_t v = 0; v < 3 && batch.rank; ++v)
+    op.batch_strides[v].assign(batch.strides[v].begin(), batch.strides[v].end());
   return op;
 }
 

@@ -154,8 +154,8 @@ ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> 
     reduced[axis] = true;
   }
   const int64_t in_item = dtype_info(in.dtype).itemsize, out_item = dtype_info(out.dtype).itemsize;
-  std::vector<int64_t> outer_shape, inner_shape;
-  std::vector<std::vector<int64_t>> outer_strides(2), inner_strides(1);
+  Dims outer_shape, inner_shape;
+  OperandDims outer_strides(2), inner_strides(1);
   for (uint32_t d = 0; d < in.ndim; ++d) {
     const int64_t want = reduced[d] ? 1 : in.shape[d];
     require(out.shape[d] == want, NPVK_ERR_SHAPE_MISMATCH,
@@ -170,8 +170,8 @@ ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> 
       outer_strides[1].push_back(out.strides[d] / out_item);
     }
   }
-  r.outer = merge_dimensions(outer_shape, outer_strides, {true, true});
-  r.inner = merge_dimensions(inner_shape, inner_strides, {true});
+  r.outer = merge_dimensions(outer_shape, outer_strides, 0b11);
+  r.inner = merge_dimensions(inner_shape, inner_strides, 0b1);
   r.outputs = r.outer.count;
   r.reduced = r.inner.count;
   r.spec.outer_rank = r.outer.rank;
@@ -204,8 +204,8 @@ ReduceOp plan_scan(npvk_op op, const View &in, uint32_t axis, const View &out) {
   require(out.ndim == in.ndim, NPVK_ERR_SHAPE_MISMATCH,
           "an accumulation's output has the input's shape");
   const int64_t in_item = dtype_info(in.dtype).itemsize, out_item = dtype_info(out.dtype).itemsize;
-  std::vector<int64_t> outer_shape;
-  std::vector<std::vector<int64_t>> outer_strides(2);
+  Dims outer_shape;
+  OperandDims outer_strides(2);
   for (uint32_t d = 0; d < in.ndim; ++d) {
     require(out.shape[d] == in.shape[d], NPVK_ERR_SHAPE_MISMATCH,
             "an accumulation's output has the input's shape");
@@ -214,7 +214,7 @@ ReduceOp plan_scan(npvk_op op, const View &in, uint32_t axis, const View &out) {
     outer_strides[0].push_back(in.strides[d] / in_item);
     outer_strides[1].push_back(out.strides[d] / out_item);
   }
-  r.outer = merge_dimensions(outer_shape, outer_strides, {true, true});
+  r.outer = merge_dimensions(outer_shape, outer_strides, 0b11);
   // The scanned axis stays one dimension with both strides, whatever its extent.
   r.inner.count = in.shape[axis];
   r.inner.rank = 1;

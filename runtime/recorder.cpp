@@ -171,8 +171,8 @@ void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel,
   RecordedOp rec;
   rec.spec = spec;
   rec.operands = std::move(operands);
-  rec.lo = std::move(lo);
-  rec.hi = std::move(hi);
+  rec.lo.assign(lo.begin(), lo.end());
+  rec.hi.assign(hi.begin(), hi.end());
   rec.space.count = elements;
   rec.standalone = std::move(kernel);
   fusion_fence_ = stats_.ops_recorded;  // its own kernel

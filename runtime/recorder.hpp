@@ -65,7 +65,7 @@ class Recorder {
                         const std::array<std::pair<int64_t, int64_t>, kMaxOperands> &extent,
                         bool replaces_last);
   uint64_t fusion_fence_ = 0;
-  std::vector<int64_t> last_shape_;  // the full shape of the last elementwise op
+  Dims last_shape_;  // the full shape of the last elementwise op
   void record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
               bool replace_last);
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);

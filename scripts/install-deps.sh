@@ -17,7 +17,7 @@ packages=(
   build-essential cmake pkg-config git gfortran
   libvulkan-dev libvulkan1 vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
   libshaderc-dev glslang-dev spirv-tools libspirv-cross-c-shared-dev
-  libmimalloc-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libmimalloc-dev libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
   python3 python3-dev python3-numpy python3-pytest python3-pytest-xdist python3-hypothesis
   python3-numexpr
   # the sanitizer stage (scripts/test-sanitize.sh): clang with its ASan,

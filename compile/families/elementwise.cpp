@@ -43,7 +43,7 @@ DispatchArgs bind_elementwise(const PlannedKernel &k, const BindTarget &target) 
   }
   if (!k.space.contiguous) {
     d.meta.insert(d.meta.end(), k.space.shape.begin(), k.space.shape.end());
-    for (const std::vector<int64_t> &strides : k.space.strides)
+    for (const Dims &strides : k.space.strides)
       d.meta.insert(d.meta.end(), strides.begin(), strides.end());
     if (k.spec.narrow_index)
       for (int64_t extent : k.space.shape)

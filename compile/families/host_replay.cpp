@@ -157,9 +157,11 @@ uint32_t replay_reduce(const ReduceOp &r, const HostLoop &loop, uint8_t *const *
     flags |= raised | host_fp_flags();
   };
   const Runs inner = runs_of(r.inner, scan ? 2 : 1);
-  std::vector<std::vector<int64_t>> outer_strides = r.outer.strides;
-  outer_strides.resize(2, std::vector<int64_t>(r.outer.shape.size(), 0));
-  odometer(r.outer.shape, outer_strides, 2, [&](const std::vector<int64_t> &at) {
+  const std::vector<int64_t> outer_shape(r.outer.shape.begin(), r.outer.shape.end());
+  std::vector<std::vector<int64_t>> outer_strides;
+  for (const Dims &s : r.outer.strides) outer_strides.emplace_back(s.begin(), s.end());
+  outer_strides.resize(2, std::vector<int64_t>(outer_shape.size(), 0));
+  odometer(outer_shape, outer_strides, 2, [&](const std::vector<int64_t> &at) {
     uint8_t *in = bytes[0] + at[0] * in_size;
     uint8_t *out = bytes[1] + at[1] * out_size;
     if (scan) {

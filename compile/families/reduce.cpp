@@ -19,12 +19,10 @@ std::string reduce_method_name(const ReduceOp &r) {
 
 // The argument table: outer shape, outer input and output strides, inner
 // shape and inner strides.
-std::vector<int64_t> argument_table(const IterationSpace &outer,
-                                    const std::vector<int64_t> &in_strides,
-                                    const std::vector<int64_t> &out_strides,
-                                    const std::vector<int64_t> &inner_shape,
-                                    const std::vector<int64_t> &inner_strides) {
-  std::vector<int64_t> t(outer.shape);
+std::vector<int64_t> argument_table(const IterationSpace &outer, const Dims &in_strides,
+                                    const Dims &out_strides, const Dims &inner_shape,
+                                    const Dims &inner_strides) {
+  std::vector<int64_t> t(outer.shape.begin(), outer.shape.end());
   t.insert(t.end(), in_strides.begin(), in_strides.end());
   t.insert(t.end(), out_strides.begin(), out_strides.end());
   t.insert(t.end(), inner_shape.begin(), inner_shape.end());
@@ -160,9 +158,9 @@ void ReduceKernel::bind(const PlannedKernel &k, const BindTarget &t,
   const ReduceOp &r = r_;
   const DispatchArgs::Access read_in{0, uint64_t(k.slots[0].lo), uint64_t(k.slots[0].hi), false};
   const DispatchArgs::Access write_out{1, uint64_t(k.slots[1].lo), uint64_t(k.slots[1].hi), true};
-  const std::vector<int64_t> none;
-  const std::vector<int64_t> &outer_in = r.outer.rank ? r.outer.strides[0] : none;
-  const std::vector<int64_t> &outer_out = r.outer.rank ? r.outer.strides[1] : none;
+  const Dims none;
+  const Dims &outer_in = r.outer.rank ? r.outer.strides[0] : none;
+  const Dims &outer_out = r.outer.rank ? r.outer.strides[1] : none;
   const uint64_t in_address = t.address(0), out_address = t.address(1);
   Pass p;
   p.spec = r.spec;
@@ -182,7 +180,7 @@ void ReduceKernel::bind(const PlannedKernel &k, const BindTarget &t,
     }
     return;
   }
-  const std::vector<int64_t> &inner_in = r.inner.rank ? r.inner.strides[0] : none;
+  const Dims &inner_in = r.inner.rank ? r.inner.strides[0] : none;
   if (pairwise()) {
     p.apply_init = r.has_init;
     p.meta = argument_table(r.outer, outer_in, outer_out, r.inner.shape, inner_in);
@@ -198,7 +196,7 @@ void ReduceKernel::bind(const PlannedKernel &k, const BindTarget &t,
     return;
   }
   // Partial results, C-ordered by result then chunk.
-  std::vector<int64_t> partial_strides(r.outer.rank);
+  Dims partial_strides(r.outer.rank);
   int64_t step = r.chunks;
   for (int d = int(r.outer.rank) - 1; d >= 0; --d) {
     partial_strides[size_t(d)] = step;

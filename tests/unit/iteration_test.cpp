@@ -32,8 +32,8 @@ TEST(Iteration, ContiguousMergesToOneDimension) {
   EXPECT_EQ(s.count, 120);
   EXPECT_EQ(s.rank, 1u);
   EXPECT_TRUE(s.contiguous);
-  EXPECT_EQ(s.shape, std::vector<int64_t>({120}));
-  EXPECT_EQ(s.full_shape, std::vector<int64_t>({4, 5, 6}));
+  EXPECT_EQ(s.shape, Dims({120}));
+  EXPECT_EQ(s.full_shape, Dims({4, 5, 6}));
 }
 
 TEST(Iteration, SizeOneDimensionsDropped) {
@@ -42,7 +42,7 @@ TEST(Iteration, SizeOneDimensionsDropped) {
   EXPECT_EQ(s.count, 7);
   EXPECT_EQ(s.rank, 1u);
   EXPECT_TRUE(s.contiguous);
-  EXPECT_EQ(s.shape, std::vector<int64_t>({7}));
+  EXPECT_EQ(s.shape, Dims({7}));
 }
 
 TEST(Iteration, BroadcastRowKeepsTwoDimensions) {
@@ -62,7 +62,7 @@ TEST(Iteration, TransposedInputIsStrided) {
   IterationSpace s = plan_iteration({&a, &c}, 1);
   EXPECT_EQ(s.rank, 2u);
   EXPECT_FALSE(s.contiguous);
-  EXPECT_EQ(s.shape, std::vector<int64_t>({3, 4}));
+  EXPECT_EQ(s.shape, Dims({3, 4}));
 }
 
 TEST(Iteration, ScalarInputStaysContiguous) {
@@ -73,13 +73,13 @@ TEST(Iteration, ScalarInputStaysContiguous) {
   IterationSpace s = plan_iteration({&a, &k, &c}, 2);
   EXPECT_EQ(s.rank, 1u);
   EXPECT_TRUE(s.contiguous);
-  EXPECT_EQ(s.strides[1], std::vector<int64_t>({0}));
+  EXPECT_EQ(s.strides[1], Dims({0}));
 }
 
 // 32-bit offsets need every partial sum of coordinate * stride below 2^31,
 // negative strides included, and fewer than 2^31 elements.
 TEST(Iteration, OffsetsFitInt32) {
-  const std::vector<bool> unit = {true, true};
+  const uint64_t unit = 0b11;  // both operands
   // A 1000 x 1000 interior of a 1002-wide grid, and a reversed view.
   EXPECT_TRUE(offsets_fit_int32(merge_dimensions({1000, 1000}, {{1002, 1}, {-1002, -1}}, unit)));
   // 2^16 rows 2^15 apart: offsets up to (2^16 - 1) * 2^15 + 1 < 2^31.
