@@ -61,7 +61,7 @@ NPVK_API npvk_status npvk_managed_lookup(const void *ptr, int *found, void **bas
     require_out(found, "found");
     *found = 0;
     ManagedMemory *mm = ManagedMemory::instance();
-    if (!mm) return;
+    if (!mm || !mm->may_hold(ptr)) return;
     ContextLock lock(mm->context()->mutex());
     if (ManagedMemory::Allocation *a = mm->find(ptr)) {
       *found = 1;
@@ -77,7 +77,7 @@ NPVK_API npvk_status npvk_managed_pending(const void *ptr, int *read_waits, int 
     require_out(write_waits, "write_waits");
     *read_waits = *write_waits = 0;
     ManagedMemory *mm = ManagedMemory::instance();
-    if (!mm) return;
+    if (!mm || !mm->may_hold(ptr)) return;
     ContextLock lock(mm->context()->mutex());
     if (ManagedMemory::Allocation *a = mm->find(ptr)) {
       const ManagedMemory::State state = a->state;

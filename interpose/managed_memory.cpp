@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <string>
 
@@ -221,8 +222,12 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   {
     ContextLock lock(ctx_->mutex());
     if (Allocation *a = take_freed_queued(size, zero)) return a->base;
-    auto spare = spare_.find(mapped);
-    if (spare != spare_.end()) {
+    // The most recently freed mapping of this size: its lines may still be
+    // in the CPU's caches. Taking the oldest cycled a program's temporaries
+    // through every spare (9 spares of 16 MB made np.ones 3.4x slower).
+    auto same_size = spare_.equal_range(mapped);
+    if (same_size.first != same_size.second) {
+      auto spare = std::prev(same_size.second);
       Allocation *a = spare->second;
       spare_.erase(spare);
       spare_bytes_ -= a->mapped;
@@ -256,6 +261,10 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   {
     std::lock_guard<std::mutex> index(index_mutex_);
     allocations_[reinterpret_cast<uintptr_t>(p)] = a;
+    // Widened before the pointer is returned, so any lookup of it sees it.
+    const auto lo = reinterpret_cast<uintptr_t>(p);
+    if (lo < lowest_.load()) lowest_ = lo;
+    if (lo + mapped > highest_.load()) highest_ = lo + mapped;
   }
   ++stats_.allocations;
   ++stats_.live_allocations;

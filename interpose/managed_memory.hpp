@@ -64,6 +64,15 @@ class ManagedMemory : public MemoryObserver {
   void free(void *ptr);
   // The allocation containing `ptr`, or null. Caller holds the context lock.
   Allocation *find(const void *ptr);
+  // False when `ptr` lies outside every mapping this process ever made for
+  // an allocation, so that it cannot be managed. Lock-free: NumPy's small
+  // arrays (malloc's) are looked up at every free and every ufunc loop call,
+  // and the context lock cost more than a 10-element loop.
+  bool may_hold(const void *ptr) const {
+    const auto p = reinterpret_cast<uintptr_t>(ptr);
+    return p >= lowest_.load(std::memory_order_relaxed) &&
+           p < highest_.load(std::memory_order_relaxed);
+  }
   // The device buffer of an allocation (made on first use).
   std::shared_ptr<Buffer> buffer_of(Allocation &a);
   // Make [ptr, ptr+size) current for the host, writable when `write`.
@@ -135,6 +144,9 @@ class ManagedMemory : public MemoryObserver {
   // held, so either lock suffices to read it.
   std::map<uintptr_t, Allocation *> allocations_;
   std::mutex index_mutex_;
+  // The span of every mapping made for an allocation (may_hold); it only grows.
+  std::atomic<uintptr_t> lowest_{UINTPTR_MAX};
+  std::atomic<uintptr_t> highest_{0};
   // How many allocations have pages the host cannot read and write: while
   // there are none, the syscall guard returns at once.
   std::atomic<uint64_t> restricted_{0};

@@ -138,6 +138,12 @@ def _accumulate(ufunc, array, axis=0, dtype=None, out=None):
             raise _Decline("axis")
         axis = 0
     (axis,) = _axes(axis, array.ndim)
+    # Weighed as a reduction of the same bytes: a scan is no cheaper on the
+    # device (more passes), and NumPy's loop is one pass. sklearn's k-means++
+    # cumsum of 1e5 doubles took 2.1 ms as 4 dispatches against NumPy's 0.2.
+    why = _native.reduce_stays_on_host(array)
+    if why is not None:
+        raise _Decline(why)
     result = _managed_empty(array.shape, res_dt)
     reason = _native.accumulate(opcode, array, in_code, result, out_code, axis)
     if reason is not None:

@@ -2,6 +2,7 @@
 // NumPy's own loops (the originals the shim replaced), so the program's
 // results are NumPy's; the failure is reported once as a RuntimeWarning and
 // counted in npvk.stats(). See docs/architecture.md, "Failure handling".
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +35,11 @@ bool get_failures(npvk_failure_stats *f) {
 // hands out none; element_cast computes the same.
 PyArray_VectorUnaryFunc *g_casts[NPVK_DTYPE_COUNT][NPVK_DTYPE_COUNT] = {};
 
+// Bytes per element of each npvk_dtype, in its order.
+constexpr int64_t kItemsize[NPVK_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8};
+// The most operands a replayed loop has (npvk's kMaxOperands).
+constexpr uint32_t kMaxLoopOperands = 8;
+
 int numpy_type(int dtype) {
   static const int types[NPVK_DTYPE_COUNT] = {NPY_BOOL,  NPY_BYTE,  NPY_SHORT,  NPY_INT,
                                               NPY_LONG,  NPY_UBYTE, NPY_USHORT, NPY_UINT,
@@ -57,8 +63,14 @@ int host_cast(const npvk_dtype *dtypes, char **args, int64_t count, const int64_
   PyArray_VectorUnaryFunc *cast = g_casts[dtypes[0]][dtypes[1]];
   if (!cast) return -1;
   if (!args) return 0;
-  for (int64_t i = 0; i < count; ++i)
-    cast(args[0] + i * steps[0], args[1] + i * steps[1], 1, nullptr, nullptr);
+  // NumPy's cast functions take contiguous runs: one call for a contiguous
+  // row, else one per element.
+  if (steps[0] == kItemsize[dtypes[0]] && steps[1] == kItemsize[dtypes[1]]) {
+    cast(args[0], args[1], npy_intp(count), nullptr, nullptr);
+  } else {
+    for (int64_t i = 0; i < count; ++i)
+      cast(args[0] + i * steps[0], args[1] + i * steps[1], 1, nullptr, nullptr);
+  }
   *fp_flags = 0;
   return 0;
 }
@@ -67,10 +79,9 @@ int host_cast(const npvk_dtype *dtypes, char **args, int64_t count, const int64_
 // elements, as the device does it.
 int host_where(const npvk_dtype *dtypes, char **args, int64_t count, const int64_t *steps,
                uint32_t *fp_flags) {
-  static const size_t itemsize[NPVK_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8};
   if (dtypes[0] != NPVK_BOOL || dtypes[1] != dtypes[3] || dtypes[2] != dtypes[3]) return -1;
   if (!args) return 0;
-  const size_t size = itemsize[dtypes[3]];
+  const size_t size = size_t(kItemsize[dtypes[3]]);
   for (int64_t i = 0; i < count; ++i) {
     const bool take_x = *reinterpret_cast<const uint8_t *>(args[0] + i * steps[0]) != 0;
     std::memcpy(args[3] + i * steps[3], take_x ? args[1] + i * steps[1] : args[2] + i * steps[2],
@@ -88,14 +99,35 @@ int host_loop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype 
     return host_cast(dtypes, args, count, steps, fp_flags);
   if (op == NPVK_OP_WHERE && nin == 3 && nout == 1)
     return host_where(dtypes, args, count, steps, fp_flags);
-  PyUFuncGenericFunction fn = nullptr;
-  void *data = nullptr;
-  if (!original_loop(op, dtypes, int(nin + nout), &fn, &data)) return -1;
+  // npvk calls this once per row of an op's iteration space (100,000 times
+  // for a (1e5, 10) array less a row): the last op's loop is kept, since the
+  // search over every replaced loop cost more than NumPy's loop itself.
+  thread_local struct {
+    npvk_op op = NPVK_OP_COUNT;
+    uint32_t operands = 0;
+    npvk_dtype dtypes[kMaxLoopOperands] = {};
+    PyUFuncGenericFunction fn = nullptr;
+    void *data = nullptr;
+  } last;
+  const uint32_t operands = nin + nout;
+  if (operands > kMaxLoopOperands) return -1;
+  if (last.op != op || last.operands != operands ||
+      !std::equal(dtypes, dtypes + operands, last.dtypes)) {
+    if (!original_loop(op, dtypes, int(operands), &last.fn, &last.data)) {
+      last.op = NPVK_OP_COUNT;
+      return -1;
+    }
+    last.op = op;
+    last.operands = operands;
+    std::copy(dtypes, dtypes + operands, last.dtypes);
+  }
+  PyUFuncGenericFunction fn = last.fn;
+  void *data = last.data;
   if (!args) return 0;
-  g_maybe_failed = true;
+  if (!g_maybe_failed.load(std::memory_order_relaxed)) g_maybe_failed = true;
   npy_intp n = npy_intp(count);
-  npy_intp st[8];
-  for (uint32_t k = 0; k < nin + nout && k < 8; ++k) st[k] = npy_intp(steps[k]);
+  npy_intp st[kMaxLoopOperands];
+  for (uint32_t k = 0; k < operands; ++k) st[k] = npy_intp(steps[k]);
   fn(args, &n, st, data);
   *fp_flags = 0;  // npvk reads the FP status the loop left
   return 0;

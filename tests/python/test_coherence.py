@@ -119,6 +119,22 @@ def test_queued_steps_that_end_in_a_reduction_reuse_their_temporaries():
         assert len(addresses) <= 4, f"{len(addresses)} buffers for {steps} steps' temporaries"
 
 
+def test_freed_memory_is_reused_most_recent_first():
+    """A new array of a freed one's size takes the mapping freed last: its
+    lines may still be in the CPU's caches. Taking the oldest cycled a
+    program's temporaries through every kept mapping (nine of 16 MB made
+    np.ones 3.4x slower than NumPy's, which reuses one warm block)."""
+    with npvk_enabled(min_bytes=0):
+        arrays = [np.ones(N) for _ in range(4)]
+        addresses = [a.ctypes.data for a in arrays]
+        for k in range(4):
+            arrays[k] = None  # freed in order: the last one freed is arrays[3]
+        again = np.empty(N)
+        assert again.ctypes.data == addresses[3]
+        again[:] = 2.0
+        np.testing.assert_array_equal(again, np.full(N, 2.0))
+
+
 def test_queued_stencil_steps_reuse_their_temporaries():
     """A stencil step reads other elements of the grid the previous step
     wrote, which no kernel can hold with that write: the step boundary fences
