@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "capi/capi_common.hpp"
+#include "vulkan/prepared_device.hpp"
 
 using namespace npvk;
 
@@ -14,6 +15,17 @@ NPVK_API npvk_status npvk_context_create(const npvk_context_options *options, np
     std::shared_ptr<Context> ctx = Context::create(options);
     out->id = handle_add(HandleKind::Context, ctx);
   });
+}
+
+NPVK_API npvk_status npvk_device_prepare(const npvk_context_options *options) {
+  return guarded([&] {
+    const npvk_context_options opts = read_context_options(options);
+    vk::prepare_device(opts.device, (opts.flags & NPVK_CONTEXT_VALIDATION) != 0);
+  });
+}
+
+NPVK_API npvk_status npvk_device_prepare_end(void) {
+  return guarded([&] { vk::end_preparation(); });
 }
 
 NPVK_API npvk_status npvk_context_release(npvk_context h) {

@@ -14,6 +14,7 @@
 #include "compile/math_tables.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/flags_pass.hpp"
+#include "vulkan/prepared_device.hpp"
 
 namespace npvk {
 namespace {
@@ -24,7 +25,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
+npvk_context_options read_context_options(const npvk_context_options *options) {
   npvk_context_options opts{};
   if (options) {
     require(options->struct_size >= sizeof(uint32_t) * 2, NPVK_ERR_INVALID_ARGUMENT,
@@ -33,15 +34,24 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   }
   const uint32_t known = NPVK_CONTEXT_VALIDATION | NPVK_CONTEXT_NO_DISK_CACHE;
   require((opts.flags & ~known) == 0, NPVK_ERR_INVALID_ARGUMENT, "unknown context flags");
+  return opts;
+}
+
+std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
+  const npvk_context_options opts = read_context_options(options);
   // Every NPVK_* setting, read once for this context (base/options.hpp).
   const Options env = Options::from_environment();
   const bool validation = (opts.flags & NPVK_CONTEXT_VALIDATION) || env.validation;
 
   std::shared_ptr<Context> ctx(new Context());
   Context &c = *ctx;
-  auto instance = std::make_unique<vk::Instance>(validation, env.disable_features);
-  uint32_t index = instance->select(opts.device, env.device);
-  c.device_ = std::make_unique<vk::Device>(std::move(instance), index);
+  c.device_ = vk::take_prepared_device(validation, env.disable_features, opts.device, env.device);
+  c.device_prepared_ = c.device_ != nullptr;
+  if (!c.device_) {
+    auto instance = std::make_unique<vk::Instance>(validation, env.disable_features);
+    uint32_t index = instance->select(opts.device, env.device);
+    c.device_ = std::make_unique<vk::Device>(std::move(instance), index);
+  }
   const npvk_device_info &info = c.device_->info();
   std::string dir;
   if (!(opts.flags & NPVK_CONTEXT_NO_DISK_CACHE))
@@ -433,6 +443,7 @@ void Context::abandon() {
 
 npvk_stats Context::stats() const {
   npvk_stats s = stats_;
+  s.device_prepared = device_prepared_;
   if (device_) s.validation_messages = device_->instance().validation_messages();
   if (kernels_) s.disk_cache_rejects = kernels_->disk_rejects();
   if (residency_) {

@@ -29,6 +29,9 @@
 
 namespace npvk {
 
+// A caller's options, checked, in this version's layout (null: defaults).
+npvk_context_options read_context_options(const npvk_context_options *options);
+
 class Context : public std::enable_shared_from_this<Context> {
  public:
   static std::shared_ptr<Context> create(const npvk_context_options *options);
@@ -156,7 +159,8 @@ class Context : public std::enable_shared_from_this<Context> {
   std::unique_ptr<vk::DeviceBuffer> scratch_;  // reductions' partial results, grown as needed
   std::unique_ptr<Residency> residency_;
   std::unique_ptr<Recorder> recorder_;
-  bool fuse_ = true;  // NPVK_FUSION=0: one kernel per op
+  bool fuse_ = true;              // NPVK_FUSION=0: one kernel per op
+  bool device_prepared_ = false;  // its device came from npvk_device_prepare
   // Smaller ops are not fused (NPVK_FUSE_MIN_ELEMENTS; see plan_kernels).
   uint64_t min_fuse_elements_ = 65536;
   bool allow_import_ = true;  // NPVK_ZERO_COPY=0: mirrored buffers only

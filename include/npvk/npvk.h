@@ -288,14 +288,30 @@ typedef enum npvk_context_flags {
 } npvk_context_flags;
 
 typedef struct npvk_context_options {
-  uint32_t struct_size; /* sizeof(npvk_context_options) */
-  uint32_t flags;       /* npvk_context_flags */
-  const char *device;   /* as npvk_device_select's selector; NULL for the default */
+  uint32_t struct_size;  /* sizeof(npvk_context_options) */
+  uint32_t flags;        /* npvk_context_flags */
+  const char *device;    /* as npvk_device_select's selector; NULL for the default */
   const char *cache_dir; /* NULL: $NPVK_CACHE_DIR, else $XDG_CACHE_HOME/npvk, else ~/.cache/npvk */
 } npvk_context_options;
 
 /* `options` may be NULL for all defaults. */
 NPVK_API npvk_status npvk_context_create(const npvk_context_options *options, npvk_context *out);
+/* Starts loading the Vulkan driver and creating the device that a context
+ * with these options (NULL: defaults) would choose now, on a thread of its
+ * own, and returns at once. The next context created in this process takes
+ * that device over if it would choose the same device with the same
+ * settings; otherwise it is left unused. Any failure is left for the context
+ * to meet and report. A call while a device so made waits for a context does
+ * nothing. Optional: it only
+ * hides the driver's start-up (30-40 ms for lavapipe) behind the caller's
+ * own work.
+ * A process that called it must call npvk_device_prepare_end before exit():
+ * the exit handlers of the driver's own libraries would otherwise run while
+ * the device may still be in the making. */
+NPVK_API npvk_status npvk_device_prepare(const npvk_context_options *options);
+/* Waits for npvk_device_prepare's work to end, and frees the device it made
+ * if no context took it. Safe to call at any time, and more than once. */
+NPVK_API npvk_status npvk_device_prepare_end(void);
 /* Waits for pending work, then frees everything the context owns. Buffers and
  * views of the context become invalid handles. */
 NPVK_API npvk_status npvk_context_release(npvk_context ctx);
@@ -307,13 +323,13 @@ typedef struct npvk_stats {
   uint32_t struct_size; /* sizeof(npvk_stats) */
   uint32_t reserved;
   uint64_t ops_recorded;
-  uint64_t flushes;      /* submissions */
+  uint64_t flushes; /* submissions */
   uint64_t dispatches;
-  uint64_t barriers;     /* pipeline barriers recorded */
-  uint64_t kernels_compiled;    /* GLSL compiled to SPIR-V by shaderc */
-  uint64_t kernel_cache_hits;   /* kernels found in memory */
-  uint64_t disk_cache_hits;     /* SPIR-V found in the disk cache */
-  uint64_t disk_cache_rejects;  /* disk cache entries found corrupt and rebuilt */
+  uint64_t barriers;           /* pipeline barriers recorded */
+  uint64_t kernels_compiled;   /* GLSL compiled to SPIR-V by shaderc */
+  uint64_t kernel_cache_hits;  /* kernels found in memory */
+  uint64_t disk_cache_hits;    /* SPIR-V found in the disk cache */
+  uint64_t disk_cache_rejects; /* disk cache entries found corrupt and rebuilt */
   uint64_t pipelines_created;
   uint64_t bytes_to_device;
   uint64_t bytes_to_host;
@@ -321,10 +337,10 @@ typedef struct npvk_stats {
   double device_seconds;        /* sum of timestamp-measured dispatch time */
   double compile_seconds;       /* shaderc plus pipeline creation, host wall time */
   double flush_seconds;         /* host wall time in flushes, waiting included */
-  uint64_t rows_merged; /* ops folded into the previous one as another row of it */
-  uint64_t ops_fused;   /* ops that ran in a kernel together with others */
-  uint64_t stores_contracted; /* outputs never written to memory (dead temporaries) */
-  uint64_t bytes_contracted;  /* the bytes those stores would have written */
+  uint64_t rows_merged;         /* ops folded into the previous one as another row of it */
+  uint64_t ops_fused;           /* ops that ran in a kernel together with others */
+  uint64_t stores_contracted;   /* outputs never written to memory (dead temporaries) */
+  uint64_t bytes_contracted;    /* the bytes those stores would have written */
   /* The device memory budget (NPVK_DEVICE_MEMORY_BUDGET, docs/architecture.md
    * "Memory"): it covers the device copies of mirrored wraps only, so zero-copy
    * buffers and npvk_buffer_create's memory are not in these counts. */
@@ -339,6 +355,8 @@ typedef struct npvk_stats {
    * them, that ran through the host loop because it was estimated faster. */
   uint64_t host_flushes;
   uint64_t host_ops;
+  /* 1 when the context took the device npvk_device_prepare made ahead. */
+  uint64_t device_prepared;
 } npvk_stats;
 
 NPVK_API npvk_status npvk_context_get_stats(npvk_context ctx, npvk_stats *out);
@@ -549,9 +567,9 @@ NPVK_API npvk_status npvk_reduce(npvk_context ctx, npvk_op op, npvk_view in, uin
  * before 2.3, and every NumPy when the reduction casts; np.getbufsize() is
  * 8192 by default). 0: one pairwise sum over the whole run (npvk_reduce).
  */
-NPVK_API npvk_status npvk_reduce_blocked(npvk_context ctx, npvk_op op, npvk_view in,
-                                         uint32_t naxes, const uint32_t *axes, npvk_view initial,
-                                         npvk_view out, int64_t sum_block);
+NPVK_API npvk_status npvk_reduce_blocked(npvk_context ctx, npvk_op op, npvk_view in, uint32_t naxes,
+                                         const uint32_t *axes, npvk_view initial, npvk_view out,
+                                         int64_t sum_block);
 
 /*
  * Accumulate `in` along `axis` with a binary op into `out`, as NumPy's
@@ -591,8 +609,8 @@ typedef struct npvk_managed_stats {
   uint32_t reserved;
   uint64_t live_allocations;
   uint64_t live_bytes;
-  uint64_t allocations; /* ever made */
-  uint64_t faults;      /* host accesses that found device-owned pages */
+  uint64_t allocations;         /* ever made */
+  uint64_t faults;              /* host accesses that found device-owned pages */
   uint64_t host_syncs_fault;    /* flushes a fault caused */
   uint64_t host_syncs_explicit; /* npvk_managed_sync / host_access that had to flush */
   uint64_t host_syncs_free;     /* flushes needed to free memory pending work used */
@@ -619,8 +637,7 @@ NPVK_API npvk_status npvk_managed_alloc(uint64_t size, int zero, void **out);
 /* Frees a managed allocation; pending work on it finishes first. */
 NPVK_API npvk_status npvk_managed_free(void *ptr);
 /* Whether `ptr` lies in a managed allocation; its start and size if so. */
-NPVK_API npvk_status npvk_managed_lookup(const void *ptr, int *found, void **base,
-                                         uint64_t *size);
+NPVK_API npvk_status npvk_managed_lookup(const void *ptr, int *found, void **base, uint64_t *size);
 /* Whether a host access to managed memory at `ptr` would wait for device
  * work: `read_waits` when queued work writes it (or the device copy is
  * newer), `write_waits` when queued work reads or writes it. Both 0 for
@@ -686,8 +703,7 @@ typedef int (*npvk_host_loop_fn)(void *user, npvk_op op, uint32_t nin, uint32_t 
                                  const npvk_dtype *dtypes, char **args, int64_t count,
                                  const int64_t *steps, uint32_t *fp_flags);
 /* Registers (fn != NULL) or removes the context's host loop. */
-NPVK_API npvk_status npvk_context_set_host_loop(npvk_context ctx, npvk_host_loop_fn fn,
-                                                void *user);
+NPVK_API npvk_status npvk_context_set_host_loop(npvk_context ctx, npvk_host_loop_fn fn, void *user);
 
 /* The cost model (docs/architecture.md, "Cost model"). Where a host loop is
  * registered and the host reaches every operand in place (zero-copy memory of
@@ -713,8 +729,8 @@ typedef struct npvk_cost_model {
   double host_pow_ns;        /* the host loop of power, per element beyond its bytes */
   double last_device_ns;     /* the last weighed flush's estimates */
   double last_host_ns;
-  uint64_t flushes_weighed;  /* flushes the cost model decided */
-  uint64_t host_streak;      /* the last of them that all ran on the host */
+  uint64_t flushes_weighed; /* flushes the cost model decided */
+  uint64_t host_streak;     /* the last of them that all ran on the host */
 } npvk_cost_model;
 
 /* The cost model's figures; `measure` != 0 measures them now if they are

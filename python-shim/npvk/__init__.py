@@ -7,6 +7,7 @@ results; anything npvk cannot do runs on NumPy's own path and is counted in
 ``npvk.stats()``.
 """
 
+import atexit
 import os
 import threading
 
@@ -135,6 +136,9 @@ def enable(min_bytes=None, device=None):
         # MPI initialises, so it counts when npvk is enabled first.
         os.environ.setdefault("UCX_ERROR_SIGNALS", "SIGILL,SIGFPE")
         _check_same_device(device)  # a process enabled before stays on its device
+        # enable() starts making the device on a thread of its own; at exit
+        # that must be over before the C library's exit handlers run.
+        atexit.register(_native.end_device_preparation)
         _native.enable(int(min_bytes), None if device is None else str(device))
         try:
             _replace_loops()

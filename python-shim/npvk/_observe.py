@@ -9,14 +9,14 @@ call-site coverage, SVG rendering of the graphs, and the context manager.
 import atexit
 import collections
 import contextlib
-import csv
-import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 import time
+
+# csv, json, shutil and subprocess are imported where a report or a graph is
+# written: they cost 4 ms of every NPVK=1 program's start-up, most of which
+# never write one.
 
 _native = None
 _wall_start = None
@@ -66,6 +66,7 @@ def install(native):
     if graph_dir:
         os.makedirs(graph_dir, exist_ok=True)
         native.set_graph_dir(graph_dir)
+        import shutil
         if shutil.which("dot"):
             atexit.register(_at_exit, render_graphs, graph_dir)
 
@@ -203,6 +204,7 @@ def _write_profile(target):
     if target == "1":
         sys.stderr.write(profile_text(report))
         return
+    import json
     with open(target, "w") as f:
         json.dump(report, f, indent=1)
         f.write("\n")
@@ -252,6 +254,7 @@ def _write_report(path):
     # Python is about to go; the syncs still to come (the C library's exit
     # handlers) cannot look at its frames.
     _native.report_end()
+    import csv
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         writer.writeheader()
@@ -261,6 +264,8 @@ def _write_report(path):
 
 def render_graphs(directory):
     """Renders each flush-*.dot in `directory` that has no SVG yet (needs dot)."""
+    import shutil
+    import subprocess
     dot = shutil.which("dot")
     if not dot:
         return 0

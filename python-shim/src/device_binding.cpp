@@ -152,6 +152,18 @@ int set_device_selector(const char *selector) {
   return 0;
 }
 
+void prepare_binding() {
+  std::lock_guard<std::mutex> lock(g_bind_mutex);
+  if (g_ctx_id.load() || !g_failure.empty()) return;
+  // The device binding would create now, made on a thread of its own while
+  // the program goes on (its imports, typically); binding takes it over if
+  // it still chooses that device. A failure here is binding's to report.
+  npvk_context_options options{};
+  options.struct_size = sizeof options;
+  options.device = g_selector.empty() ? nullptr : g_selector.c_str();
+  npvk_device_prepare(&options);
+}
+
 bool replace_or_defer_loop(PyObject *ufunc, npvk_op op, const int *type_nums,
                            const npvk_dtype *dtypes, int count, std::string *error) {
   if (device_bound()) return replace_loop(ufunc, op, type_nums, dtypes, count, error);

@@ -66,6 +66,17 @@ PyObject *py_enable(PyObject *, PyObject *args) {
   }
   patch_buffer_access();
   settings().enabled = true;
+  if (!device_bound()) prepare_binding();
+  Py_RETURN_NONE;
+}
+
+// At interpreter exit (Python's atexit, before the C library's exit handlers
+// run the driver's): the device made ahead of binding is finished, and freed
+// if binding never took it (npvk_device_prepare_end).
+PyObject *py_end_device_preparation(PyObject *, PyObject *) {
+  npvk_status st;
+  Py_BEGIN_ALLOW_THREADS st = npvk_device_prepare_end();
+  Py_END_ALLOW_THREADS if (st != NPVK_SUCCESS) return raise_npvk(st);
   Py_RETURN_NONE;
 }
 
@@ -237,6 +248,8 @@ PyObject *py_stats(PyObject *, PyObject *) {
     // Recorded work the cost model ran with NumPy's loops (src/cost_model.cpp).
     put(d, "host_flushes", PyLong_FromUnsignedLongLong(s.host_flushes));
     put(d, "ops_on_host", PyLong_FromUnsignedLongLong(s.host_ops));
+    // Whether binding took the device made ahead at enable() (prepare_binding).
+    put(d, "device_prepared", PyBool_FromLong(s.device_prepared != 0));
     // The runtime's own counts of what it recorded and how it fused (bench/compare).
     PyObject *core = PyDict_New();
     put(core, "ops_recorded", PyLong_FromUnsignedLongLong(s.ops_recorded));
@@ -310,6 +323,8 @@ PyObject *py_active(PyObject *, PyObject *) {
 
 PyMethodDef g_methods[] = {
     {"enable", py_enable, METH_VARARGS, "enable(min_bytes, device): managed memory and allocator"},
+    {"end_device_preparation", py_end_device_preparation, METH_NOARGS,
+     "end_device_preparation(): waits for the device made ahead of binding; frees it if untaken"},
     {"disable", py_disable, METH_NOARGS, "restore NumPy's loops and allocator"},
     {"install_allocator", py_install_allocator, METH_NOARGS,
      "use npvk's allocator in the calling thread"},

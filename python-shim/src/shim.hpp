@@ -63,6 +63,9 @@ npvk_context bound_context();  // the context, or {0} before binding (no binding
 bool device_bound();
 // enable(device=...): the device binding will use, checked now. 0, or -1 with
 // an exception set; ignored once bound (npvk.enable() compares instead).
+// Starts making the device that binding would make now, on a thread of its
+// own (npvk_device_prepare); binding takes it over.
+void prepare_binding();
 int set_device_selector(const char *selector);
 // Loop replacements need the device's capabilities: before binding they wait
 // for it (true), after it they run at once.

@@ -128,5 +128,60 @@ TEST_F(ApiContext, ContextDeviceInfoIsTheSelectedDevice) {
   EXPECT_STREQ(listed.name, info.name);
 }
 
+// npvk_device_prepare: the next context takes the device made ahead when it
+// would choose the same; otherwise it makes its own, as without it.
+uint64_t device_prepared(npvk_context ctx) {
+  npvk_stats stats{};
+  stats.struct_size = sizeof stats;
+  EXPECT_EQ(npvk_context_get_stats(ctx, &stats), NPVK_SUCCESS);
+  return stats.device_prepared;
+}
+
+TEST(PreparedDevice, TheNextContextTakesIt) {
+  NPVK_ASSERT_OK(npvk_device_prepare(nullptr));
+  NPVK_ASSERT_OK(npvk_device_prepare(nullptr));  // under way: nothing more
+  npvk_context first{0}, second{0};
+  NPVK_ASSERT_OK(npvk_context_create(nullptr, &first));
+  EXPECT_EQ(device_prepared(first), 1u);
+  NPVK_ASSERT_OK(npvk_context_create(nullptr, &second));
+  EXPECT_EQ(device_prepared(second), 0u);
+  NPVK_EXPECT_OK(npvk_context_release(first));
+  NPVK_EXPECT_OK(npvk_context_release(second));
+}
+
+TEST(PreparedDevice, AContextThatChoosesOtherwiseMakesItsOwn) {
+  npvk_context_options options{};
+  options.struct_size = sizeof options;
+  options.device = "0";
+  NPVK_ASSERT_OK(npvk_device_prepare(&options));
+  options.device = "no-such-device";
+  npvk_context ctx{0};
+  EXPECT_EQ(npvk_context_create(&options, &ctx), NPVK_ERR_NO_DEVICE);
+  EXPECT_NE(std::string(npvk_last_error_message()).find("no-such-device"), std::string::npos)
+      << npvk_last_error_message();
+  NPVK_ASSERT_OK(npvk_context_create(nullptr, &ctx));
+  EXPECT_EQ(device_prepared(ctx), 0u);
+  NPVK_EXPECT_OK(npvk_context_release(ctx));
+}
+
+TEST(PreparedDevice, EndFreesAnUntakenDevice) {
+  NPVK_ASSERT_OK(npvk_device_prepare(nullptr));
+  NPVK_ASSERT_OK(npvk_device_prepare_end());
+  NPVK_ASSERT_OK(npvk_device_prepare_end());
+  npvk_context ctx{0};
+  NPVK_ASSERT_OK(npvk_context_create(nullptr, &ctx));
+  EXPECT_EQ(device_prepared(ctx), 0u);
+  NPVK_EXPECT_OK(npvk_context_release(ctx));
+}
+
+TEST(PreparedDevice, BadOptionsAreErrors) {
+  npvk_context_options options{};
+  EXPECT_EQ(npvk_device_prepare(&options), NPVK_ERR_INVALID_ARGUMENT);  // no struct_size
+  options.struct_size = sizeof options;
+  options.flags = 1u << 30;
+  EXPECT_EQ(npvk_device_prepare(&options), NPVK_ERR_INVALID_ARGUMENT);
+  NPVK_EXPECT_OK(npvk_device_prepare_end());
+}
+
 }  // namespace
 }  // namespace npvk_test

@@ -139,15 +139,41 @@ def test_environment_set_after_enable_counts(two_devices, var, value):
 def test_import_with_npvk_1_binds_no_device(two_devices):
     # NPVK=1 enables npvk when NumPy is imported; the device waits for the
     # first array, so the launcher's rank set after import still counts.
+    # The device made ahead at import (device 0) is not the one bound then.
     program = ("import npvk_autoload, numpy as np, npvk, os, json\n"
                "bound_at_import = npvk._native.bound()\n"
                "os.environ['SLURM_LOCALID'] = '1'\n"
                "a = np.ones(1 << 20) * 2.0\n"
                "print(json.dumps([bound_at_import, npvk.is_enabled(), npvk.device()['index'],"
-               " float(a.sum())]))\n")
+               " float(a.sum()), npvk.stats()['device_prepared']]))\n")
     r = _run({**two_devices, "NPVK": "1"}, program)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout.strip().splitlines()[-1]) == [False, True, 1, 2.0 * (1 << 20)]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [False, True, 1, 2.0 * (1 << 20),
+                                                             False]
+
+
+def test_the_device_made_at_import_is_bound_when_still_chosen(two_devices):
+    # NPVK=1 starts making the device at import, on a thread of npvk's own,
+    # so that the program's own imports hide the driver's start-up; the
+    # first array binds it where nothing changed the choice since.
+    program = ("import npvk_autoload, numpy as np, npvk, json\n"
+               "a = np.ones(1 << 20) * 2.0\n"
+               "print(json.dumps([npvk.device()['index'], float(a.sum()),"
+               " npvk.stats()['device_prepared']]))\n")
+    r = _run({**two_devices, "NPVK": "1", "SLURM_LOCALID": "1"}, program)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [1, 2.0 * (1 << 20), True]
+
+
+def test_a_program_that_exits_while_the_device_is_made_exits_cleanly():
+    # The driver's own libraries (LLVM) register exit handlers when they load,
+    # after any of npvk's: exiting while the device was still being made ran
+    # them under the thread making it, which then spun forever. npvk waits
+    # for it at Python's exit, before the C library's handlers.
+    env = subprocess_env(NPVK="1")
+    for _ in range(10):  # without the wait, about 1 run in 10 hung or aborted
+        r = run_python(["-c", "import npvk_autoload, numpy"], env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
 
 
 def test_reports_before_binding_do_not_bind(two_devices):

@@ -1,0 +1,149 @@
+#include "vulkan/prepared_device.hpp"
+
+#include <pthread.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/error.hpp"
+
+namespace npvk::vk {
+namespace {
+
+struct Preparation {
+  std::mutex mutex;
+  std::condition_variable finished_cv;
+  bool started = false;
+  bool finished = false;
+  pid_t pid = 0;  // the process that started it
+  bool validation = false;
+  DisabledFeatures disabled;
+  std::unique_ptr<Device> device;  // null when it failed, or once taken
+};
+
+// Never destroyed: its thread may outlive static destruction's start.
+Preparation &preparation() {
+  static Preparation *p = new Preparation();
+  return *p;
+}
+
+bool same(const DisabledFeatures &a, const DisabledFeatures &b) {
+  return a.float64 == b.float64 && a.int64 == b.int64 && a.unknown == b.unknown;
+}
+
+// Blocks until the preparation's thread is done. Run before fork too: a
+// child must not inherit the driver's locks mid-creation.
+void wait_for_preparation() {
+  Preparation &p = preparation();
+  std::unique_lock<std::mutex> lock(p.mutex);
+  if (p.pid != getpid()) return;
+  p.finished_cv.wait(lock, [&] { return !p.started || p.finished; });
+}
+
+// The Vulkan loader and the driver read environment variables (getenv)
+// while the thread makes the device, and the program may set some meanwhile
+// (scikit-learn sets two when imported). glibc's setenv reallocates, and so
+// frees, the block of variables it made itself, under a getenv that is
+// reading it. Giving the process a copy of the block that nothing frees makes
+// the next setenv allocate a new block instead: a getenv already reading
+// this one stays safe. (Later setenv calls reallocate that new block again;
+// the window is one setenv long, and the same as for any threaded program.)
+void keep_environment_block() {
+  size_t count = 0;
+  while (environ[count]) ++count;
+  auto **copy = static_cast<char **>(std::calloc(count + 1, sizeof(char *)));  // never freed
+  if (!copy) return;
+  for (size_t i = 0; i < count; ++i) copy[i] = environ[i];
+  environ = copy;
+}
+
+}  // namespace
+
+void prepare_device(const char *selector, bool validation) {
+  Preparation &p = preparation();
+  const Options env = Options::from_environment();
+  // Test-only feature masks that warn are left to the context (warned once).
+  if (!env.disable_features.unknown.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (p.started) return;
+    p.started = true;
+    p.pid = getpid();
+    p.validation = validation || env.validation;  // as a context decides
+    p.disabled = env.disable_features;
+  }
+  // What the choice depends on is read here: the thread reads no variable
+  // of npvk's (the program may set them meanwhile; getenv races setenv).
+  std::string chosen = selector && *selector ? selector : env.device;
+  long rank = -1;
+  try {
+    rank = local_rank();
+  } catch (...) {
+    chosen = "";  // a bad rank variable: the context reports it
+    rank = -2;
+  }
+  const bool by_rank = chosen.empty() || strcasecmp(chosen.c_str(), "local-rank") == 0;
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(wait_for_preparation, nullptr, nullptr); });
+  keep_environment_block();
+  const bool with_layer = validation || env.validation;  // as p.validation
+  const DisabledFeatures disabled = env.disable_features;
+  std::thread([&p, chosen, rank, by_rank, with_layer, disabled] {
+    std::unique_ptr<Device> device;
+    try {
+      require(rank != -2, NPVK_ERR_NO_DEVICE, "bad local rank");
+      auto instance = std::make_unique<Instance>(with_layer, disabled);
+      const uint32_t index =
+          by_rank ? instance->select_for_rank(rank) : instance->select(chosen.c_str(), "");
+      device = std::make_unique<Device>(std::move(instance), index);
+    } catch (...) {
+      // The context meets the same failure and reports it.
+    }
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.device = std::move(device);
+    p.finished = true;
+    p.finished_cv.notify_all();
+  }).detach();
+}
+
+void end_preparation() {
+  wait_for_preparation();
+  std::unique_ptr<Device> untaken;
+  {
+    Preparation &p = preparation();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (p.pid != getpid()) return;
+    untaken = std::move(p.device);
+    p.started = p.finished = false;  // a later npvk_device_prepare starts again
+  }
+}
+
+std::unique_ptr<Device> take_prepared_device(bool validation, const DisabledFeatures &disabled,
+                                             const char *selector,
+                                             const std::string &env_selector) {
+  Preparation &p = preparation();
+  std::unique_lock<std::mutex> lock(p.mutex);
+  if (!p.started || p.pid != getpid()) return nullptr;
+  p.finished_cv.wait(lock, [&] { return p.finished; });
+  // Taken or not, it is over: a later npvk_device_prepare starts again, and
+  // a device this context does not take is freed when `device` goes.
+  p.started = p.finished = false;
+  std::unique_ptr<Device> device = std::move(p.device);
+  if (!device || p.validation != validation || !same(p.disabled, disabled)) return nullptr;
+  // The choice as the context would make it now, from the same device list.
+  uint32_t index = 0;
+  try {
+    index = device->instance().select(selector, env_selector);
+  } catch (...) {
+    return nullptr;
+  }
+  if (index != device->info().index) return nullptr;
+  return device;
+}
+
+}  // namespace npvk::vk
