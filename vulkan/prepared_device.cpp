@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/error.hpp"
 
@@ -56,9 +57,12 @@ void wait_for_preparation() {
 void keep_environment_block() {
   size_t count = 0;
   while (environ[count]) ++count;
-  auto **copy = static_cast<char **>(std::calloc(count + 1, sizeof(char *)));  // never freed
+  // Never freed, and kept reachable here once environ moves on.
+  static auto *kept = new std::vector<char **>();
+  auto **copy = static_cast<char **>(std::calloc(count + 1, sizeof(char *)));
   if (!copy) return;
   for (size_t i = 0; i < count; ++i) copy[i] = environ[i];
+  kept->push_back(copy);
   environ = copy;
 }
 
