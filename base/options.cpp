@@ -66,6 +66,7 @@ Options Options::from_environment() {
   o.fusion = !is_zero(std::getenv("NPVK_FUSION"));
   if (const char *v = std::getenv("NPVK_GRAPH")) o.graph_dir = v;
   o.zero_copy = !is_zero(std::getenv("NPVK_ZERO_COPY"));
+  o.prepare_device = !is_zero(std::getenv("NPVK_PREPARE_DEVICE"));
   o.vector_access = is_on(std::getenv("NPVK_VECTOR_ACCESS"));
   if (const char *v = std::getenv("NPVK_DEBUG_KERNEL_DIR")) o.debug_kernel_dir = v;
   if (const char *v = std::getenv("NPVK_DEVICE_MEMORY_BUDGET")) o.device_memory_budget = v;
@@ -175,6 +176,10 @@ const std::vector<OptionInfo> &option_table() {
        "the most elements one kernel invocation loops over (at least 1)", "context"},
       {"NPVK_MAX_WORKGROUPS", "256 on CPU devices, else the device limit",
        "workgroups per dispatch at most (at least 1)", "context"},
+      {"NPVK_PREPARE_DEVICE", "on",
+       "0: the device is not made ahead on a thread of its own at npvk.enable() (saves the "
+       "driver's memory, ~80 MB for lavapipe, in programs that never bind it)",
+       "process"},
       {"NPVK_ZERO_COPY", "on",
        "0 keeps a device copy of every wrapped host buffer even where the device could use the "
        "pages in place",
