@@ -225,17 +225,25 @@ _PRODUCT_CHILD = textwrap.dedent("""
     doubled = m * 2.0
     assert npvk._native.host_waits(doubled, False)
     got = doubled @ m
-    fallbacks = npvk.stats()["ops_fallback"].get("matmul", {}).get("cost model", 0)
-    print(fallbacks, bool(np.array_equal(got, expected)))
+    tripled = m * 3.0
+    assert npvk._native.host_waits(tripled, False)
+    column_sums = tripled.sum(axis=0)
+    counts = npvk.stats()["ops_fallback"]
+    print(counts.get("matmul", {}).get("cost model", 0),
+          counts.get("add.reduce", {}).get("cost model", 0),
+          bool(np.array_equal(got, expected)),
+          bool(np.array_equal(column_sums, (m0 * 3.0).sum(axis=0))))
 """)
 
 
-def test_on_a_cpu_device_a_product_of_queued_results_is_blas_even_where_the_device_streams_faster(
-        tmp_path):
-    """Where the device streams memory faster than the host, a reduction of
-    queued results is fused on the device; a product never is, and on a CPU
+def test_on_a_cpu_device_products_and_reductions_of_queued_results_are_numpys(tmp_path):
+    """Where the device streams memory clearly faster than the host (2x: a
+    GPU), a reduction of queued results stays on the device with its
+    producer; by a few tens of percent (lavapipe on Mesa 25) it does not: its
+    column sums ran 3x slower than NumPy's. A product never does, and on a CPU
     device BLAS beats the GLSL product: sklearn's PCA transform (1e5 x 50 @
-    50 x 10) took 170 ms on the device against NumPy's 5."""
+    50 x 10) took 170 ms on the device against NumPy's 5. Figures that make
+    the device stream 1.7x faster than the host decide here."""
     env = dict(os.environ, PYTHONPATH=NPVK_PYTHON_DIR, NPVK_CACHE_DIR=str(tmp_path),
                NPVK_COST_MODEL="1")
     env.pop("NPVK", None)
@@ -246,10 +254,10 @@ def test_on_a_cpu_device_a_product_of_queued_results_is_blas_even_where_the_devi
     if first.stdout.strip() == "not-cpu":
         pytest.skip("a statement about a CPU device")
     (figures,) = tmp_path.glob("cost-model-*.txt")
-    figures.write_text(_figures_file(0.01, 0.02).replace("device_flush_ns 0", "device_flush_ns 1e9"))
+    figures.write_text(_figures_file(0.012, 0.02).replace("device_flush_ns 0", "device_flush_ns 1e9"))
     out = run()
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "True"], out.stdout
+    assert out.stdout.split() == ["1", "1", "True", "True"], out.stdout
 
 
 def test_a_corrupt_figures_file_is_measured_again(tmp_path):
