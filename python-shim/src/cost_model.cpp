@@ -59,31 +59,36 @@ std::atomic<uint64_t> g_weighed_at_bypass{0};
 
 }  // namespace
 
-const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes, bool matmul) {
+const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes,
+                              CostedWork work) {
   if (!g_on.load(std::memory_order_relaxed) || !figures()) return nullptr;
+  const bool product = work == CostedWork::Product;
   // No GLSL product beats a CPU's BLAS on the same cores, and where the host
   // streams memory faster than the device, no reduction does either.
   const bool host_faster =
-      matmul ? g_cpu_device
-             : double(bytes) * g_figures.host_ns_per_byte <
-                   g_figures.device_flush_ns + double(bytes) * g_figures.device_ns_per_byte;
+      product ? g_cpu_device
+              : double(bytes) * g_figures.host_ns_per_byte <
+                    g_figures.device_flush_ns + double(bytes) * g_figures.device_ns_per_byte;
   if (!host_faster) return nullptr;
   // An operand that queued work writes: that work runs now (where its own
-  // flush's estimate says), rather than with this call on the device. For a
-  // reduction, unless the device streams clearly faster than the host (a
-  // GPU: there the producer and the reduction stay on the device). Not for
-  // a streaming rate a few percent better: lavapipe on Mesa 25 measures
-  // 0.029 ns/B against NumPy's 0.032, yet its column sums (sklearn's
-  // StandardScaler, 1e5 x 50 along axis 0) ran 9-14 ms against NumPy's 3-4.
-  // A product is never fused with its producers, and on a CPU device BLAS
-  // wins whoever streams faster: sklearn's PCA transform (1e5 x 50 @ 50 x
-  // 10) took 170 ms as a GLSL product against NumPy's 5.
-  constexpr double kDeviceStreamsClearlyFaster = 2.0;
+  // flush's estimate says), rather than with this call on the device.
+  // - A row reduction stays on the device with its producer where the device
+  //   streams faster than the host: N-body's row sums of a fused chain
+  //   (2-3x NumPy at medium size on Mesa 25, 0.93x when they went to NumPy).
+  // - A column reduction only where the device streams at least twice as
+  //   fast (a GPU): lavapipe on Mesa 25 streams 0.029 ns/B against NumPy's
+  //   0.032, yet its column sums (sklearn's StandardScaler, 1e5 x 50 along
+  //   axis 0) ran 9-14 ms against NumPy's 3-4.
+  // - A product never: no producer fuses into it, and on a CPU device BLAS
+  //   wins whoever streams faster (sklearn's PCA transform, 1e5 x 50 @ 50 x
+  //   10, took 170 ms as a GLSL product against NumPy's 5).
+  constexpr double kColumnsNeedDeviceFaster = 2.0;
   bool pending = false;
   for (int k = 0; k < count; ++k) pending = pending || pending_write(operands[k]);
   if (pending) {
-    if (!matmul &&
-        g_figures.host_ns_per_byte >= kDeviceStreamsClearlyFaster * g_figures.device_ns_per_byte)
+    const double device_speedup = g_figures.host_ns_per_byte / g_figures.device_ns_per_byte;
+    if ((work == CostedWork::RowReduction && device_speedup >= 1.0) ||
+        (work == CostedWork::ColumnReduction && device_speedup >= kColumnsNeedDeviceFaster))
       return nullptr;
     if (npvk_sync(context()) != NPVK_SUCCESS) return nullptr;  // the device path reports it
   }
@@ -131,11 +136,16 @@ PyObject *py_set_cost_model(PyObject *, PyObject *on) {
   Py_RETURN_NONE;
 }
 
-PyObject *py_reduce_stays_on_host(PyObject *, PyObject *array) {
+PyObject *py_reduce_stays_on_host(PyObject *, PyObject *args) {
+  PyObject *array = nullptr;
+  int keeps_inner_axis = 0;
+  if (!PyArg_ParseTuple(args, "Op", &array, &keeps_inner_axis)) return nullptr;
   if (!PyArray_Check(array)) return PyErr_Format(PyExc_TypeError, "an ndarray is needed");
   PyArrayObject *a = reinterpret_cast<PyArrayObject *>(array);
   const void *data = PyArray_DATA(a);
-  const char *reason = cost_model_reason(&data, 1, uint64_t(PyArray_NBYTES(a)), false);
+  const char *reason =
+      cost_model_reason(&data, 1, uint64_t(PyArray_NBYTES(a)),
+                        keeps_inner_axis ? CostedWork::ColumnReduction : CostedWork::RowReduction);
   if (!reason) Py_RETURN_NONE;
   return PyUnicode_FromString(reason);
 }

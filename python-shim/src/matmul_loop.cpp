@@ -41,7 +41,7 @@ const char *try_matmul(const MatmulSlot &s, char **args, const npy_intp *dims,
   }
   if (largest < settings().min_bytes) return "small";
   const void *operands[2] = {args[0], args[1]};
-  if (const char *why = cost_model_reason(operands, 2, largest, true)) return why;
+  if (const char *why = cost_model_reason(operands, 2, largest, CostedWork::Product)) return why;
   // Outer count, then A (rows, inner), B (inner, columns), C (rows, columns).
   const int64_t extent[3][2] = {{dims[1], dims[2]}, {dims[2], dims[3]}, {dims[1], dims[3]}};
   npvk_view views[3] = {};

@@ -346,8 +346,9 @@ PyMethodDef g_methods[] = {
     {"stats", py_stats, METH_NOARGS, "statistics as a dict"},
     {"set_cost_model", py_set_cost_model, METH_O, "turn the cost model on or off"},
     {"cost_model", py_cost_model, METH_O, "cost_model(measure) -> dict of its figures"},
-    {"reduce_stays_on_host", py_reduce_stays_on_host, METH_O,
-     "reduce_stays_on_host(array) -> the reason NumPy reduces it faster, or None"},
+    {"reduce_stays_on_host", py_reduce_stays_on_host, METH_VARARGS,
+     "reduce_stays_on_host(array, keeps_inner_axis) -> the reason NumPy reduces it faster, or "
+     "None"},
     {"reset_stats", py_reset_stats, METH_NOARGS, "zero the statistics"},
     {"op_table", py_op_table, METH_NOARGS, "[(opcode, name, nin, nout, implemented)]"},
     {"device_info", py_device_info, METH_NOARGS, "the device in use"},

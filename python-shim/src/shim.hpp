@@ -154,13 +154,18 @@ PyObject *py_set_cost_model(PyObject *, PyObject *on);
 // Gives the bound context the cost model's setting (install_host_loop calls it).
 void apply_cost_model();
 PyObject *py_cost_model(PyObject *, PyObject *measure);
-// "cost model" where NumPy on the host is estimated faster for a reduction
-// or matrix product over `operands` (none written by queued work), else null.
-const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes, bool matmul);
+// What the cost model weighs when it is called: a reduction (or scan) that
+// folds the innermost axis (a row's elements, or all), one that keeps it
+// (column sums: each output element gathers across rows), or a product.
+enum class CostedWork { RowReduction, ColumnReduction, Product };
+// "cost model" where NumPy on the host is estimated faster for `work` over
+// `operands` (queued work writing one runs first), else null.
+const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes,
+                              CostedWork work);
 // "cost model" for an elementwise loop call while the cost model keeps
 // running every flush on the host: NumPy runs it at once, unrecorded.
 const char *elementwise_cost_reason();
-PyObject *py_reduce_stays_on_host(PyObject *, PyObject *array);
+PyObject *py_reduce_stays_on_host(PyObject *, PyObject *args);
 PyObject *py_device_reduce(PyObject *, PyObject *args);
 // _native.accumulate(op, array, in_dtype, result, out_dtype, axis): records
 // npvk_accumulate; None, or the reason it could not.
