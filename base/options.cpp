@@ -74,6 +74,7 @@ Options Options::from_environment() {
   o.profile = path_or_off(std::getenv("NPVK_PROFILE"));
 
   o.syscall_guard = !is_zero(std::getenv("NPVK_SYSCALL_GUARD"));
+  o.huge_pages = !is_zero(std::getenv("NPVK_HUGE_PAGES"));
   const char *alias = std::getenv("NPVK_PAGE_ALIAS");
   if (is_zero(alias))
     o.page_alias = PageAlias::Never;
@@ -199,6 +200,10 @@ const std::vector<OptionInfo> &option_table() {
       {"NPVK_DISABLE_FEATURES", "none",
        "for tests: float64, int64 or both, comma-separated, are reported absent and not enabled",
        "context"},
+      {"NPVK_HUGE_PAGES", "on",
+       "0: managed arrays of 2 MiB and more get no MADV_HUGEPAGE (steadier first writes in a "
+       "guest whose balloon reports free memory; slower flushes after)",
+       "process"},
       {"NPVK_PAGE_ALIAS", "private until a second thread starts, then shared",
        "1: every managed array is two shared mappings; 0: one private mapping each", "process"},
       {"NPVK_SYSCALL_GUARD", "on",

@@ -100,6 +100,9 @@ struct Options {
   bool syscall_guard = true;
   // NPVK_PAGE_ALIAS: see PageAlias. Default Auto.
   PageAlias page_alias = PageAlias::Auto;
+  // NPVK_HUGE_PAGES: "0" leaves managed mappings of 2 MiB and more without
+  // MADV_HUGEPAGE; anything else or unset asks for transparent huge pages.
+  bool huge_pages = true;
   // NPVK_FAULT="kind:N[,kind:N...]": simulated failures (runtime/
   // fault_injection.hpp), parsed there at the first event; a malformed spec
   // is reported and ignored. Unset or empty: none.

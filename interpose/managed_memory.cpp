@@ -81,7 +81,7 @@ uint8_t *map_pages(uint64_t mapped, int fd = -1) {
   }
   // Advice only; shared memory gets huge pages only where the system's shmem
   // setting allows them.
-  madvise(q, mapped, MADV_HUGEPAGE);
+  if (process_options().huge_pages) madvise(q, mapped, MADV_HUGEPAGE);
   return static_cast<uint8_t *>(q);
 }
 
