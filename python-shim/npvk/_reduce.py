@@ -122,15 +122,18 @@ def _sum_block(array_dtype, res_dt):
     return int(_np.getbufsize())
 
 
-def _keeps_inner_axis(array, axes):
-    """Whether the reduction keeps the axis along which memory is contiguous
-    (column sums of a C-ordered matrix): each result element then gathers
-    across rows, which the cost model weighs apart (src/cost_model.cpp)."""
-    if array.ndim < 2:
+def _streamed_sum(ufunc, array, axes):
+    """Whether the device sums this pairwise, streaming its input: a float
+    add that folds the axis along which memory is contiguous (row sums, or
+    all elements). Other reductions run as workgroup kernels, which the cost
+    model weighs apart (src/cost_model.cpp)."""
+    if ufunc is not _np.add or array.dtype.kind != "f":
         return False
+    if array.ndim < 2:
+        return True
     inner = min(range(array.ndim), key=lambda d: (abs(array.strides[d]) if array.shape[d] > 1
                                                   else float("inf"), -d))
-    return inner not in axes
+    return inner in axes
 
 
 def _managed_empty(shape, dtype):
@@ -152,7 +155,7 @@ def _accumulate(ufunc, array, axis=0, dtype=None, out=None):
     # Weighed as a reduction of the same bytes: a scan is no cheaper on the
     # device (more passes), and NumPy's loop is one pass. sklearn's k-means++
     # cumsum of 1e5 doubles took 2.1 ms as 4 dispatches against NumPy's 0.2.
-    why = _native.reduce_stays_on_host(array, _keeps_inner_axis(array, (axis,)))
+    why = _native.reduce_stays_on_host(array, False)  # a scan: several passes
     if why is not None:
         raise _Decline(why)
     result = _managed_empty(array.shape, res_dt)
@@ -180,7 +183,7 @@ def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=
             init_bytes = res_dt.type(initial).tobytes()  # a scalar: no device work
         except (TypeError, ValueError, OverflowError):
             raise _Decline("initial") from None
-    why = _native.reduce_stays_on_host(array, _keeps_inner_axis(array, axes))
+    why = _native.reduce_stays_on_host(array, _streamed_sum(ufunc, array, axes))
     if why is not None:
         raise _Decline(why)
     keep_shape = tuple(1 if d in axes else n for d, n in enumerate(array.shape))

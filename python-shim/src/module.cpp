@@ -347,7 +347,7 @@ PyMethodDef g_methods[] = {
     {"set_cost_model", py_set_cost_model, METH_O, "turn the cost model on or off"},
     {"cost_model", py_cost_model, METH_O, "cost_model(measure) -> dict of its figures"},
     {"reduce_stays_on_host", py_reduce_stays_on_host, METH_VARARGS,
-     "reduce_stays_on_host(array, keeps_inner_axis) -> the reason NumPy reduces it faster, or "
+     "reduce_stays_on_host(array, streamed_sum) -> the reason NumPy reduces it faster, or "
      "None"},
     {"reset_stats", py_reset_stats, METH_NOARGS, "zero the statistics"},
     {"op_table", py_op_table, METH_NOARGS, "[(opcode, name, nin, nout, implemented)]"},

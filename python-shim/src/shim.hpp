@@ -154,10 +154,11 @@ PyObject *py_set_cost_model(PyObject *, PyObject *on);
 // Gives the bound context the cost model's setting (install_host_loop calls it).
 void apply_cost_model();
 PyObject *py_cost_model(PyObject *, PyObject *measure);
-// What the cost model weighs when it is called: a reduction (or scan) that
-// folds the innermost axis (a row's elements, or all), one that keeps it
-// (column sums: each output element gathers across rows), or a product.
-enum class CostedWork { RowReduction, ColumnReduction, Product };
+// What the cost model weighs when it is called: a float sum along the axis
+// memory is contiguous in (the device streams it, pairwise: row sums, or all
+// elements), any other reduction or scan (the device's workgroup kernels:
+// column sums, logical and extremum reductions), or a product.
+enum class CostedWork { StreamedSum, OtherReduction, Product };
 // "cost model" where NumPy on the host is estimated faster for `work` over
 // `operands` (queued work writing one runs first), else null.
 const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes,

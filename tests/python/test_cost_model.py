@@ -216,6 +216,7 @@ def test_cached_figures_decide(tmp_path):
 _PRODUCT_CHILD = textwrap.dedent("""
     import numpy as np, npvk
     m0 = np.linspace(0.5, 2.0, 512 * 512).reshape(512, 512)
+    v0 = np.linspace(0.5, 1.0, 1 << 21)
     expected = (m0 * 2.0) @ m0
     npvk.enable()
     if "llvmpipe" not in npvk.device()["name"]:
@@ -230,9 +231,15 @@ _PRODUCT_CHILD = textwrap.dedent("""
     column_sums = tripled.sum(axis=0)
     quadrupled = m * 4.0
     row_sums = quadrupled.sum(axis=1)  # stays on the device with its producer
+    v = np.array(v0)
+    above = v > 1.0  # 2 MiB of bools: over NPVK_MIN_BYTES
+    assert npvk._native.host_waits(above, False)
+    any_above = bool(np.any(above))
     counts = npvk.stats()["ops_fallback"]
     print(counts.get("matmul", {}).get("cost model", 0),
           counts.get("add.reduce", {}).get("cost model", 0),
+          counts.get("logical_or.reduce", {}).get("cost model", 0),
+          any_above == bool((v0 > 1.0).any()),
           bool(np.array_equal(got, expected)),
           bool(np.array_equal(column_sums, (m0 * 3.0).sum(axis=0))),
           bool(np.allclose(row_sums, (m0 * 4.0).sum(axis=1), rtol=1e-14, atol=0)))
@@ -240,10 +247,11 @@ _PRODUCT_CHILD = textwrap.dedent("""
 
 
 def test_on_a_cpu_device_products_and_column_sums_of_queued_results_are_numpys(tmp_path):
-    """Where the device streams memory faster than the host, a row reduction
+    """Where the device streams memory faster than the host, a float row sum
     of queued results stays on the device with its producer (N-body's row
-    sums); column sums only where it streams at least twice as fast (a GPU):
-    lavapipe's ran 3x slower than NumPy's. A product never does, and on a CPU
+    sums); column sums and logical reductions only where it streams at least
+    twice as fast (a GPU): lavapipe's workgroup kernels ran them 3-5x slower
+    than NumPy. A product never does, and on a CPU
     device BLAS beats the GLSL product: sklearn's PCA transform (1e5 x 50 @
     50 x 10) took 170 ms on the device against NumPy's 5. Figures that make
     the device stream 1.7x faster than the host decide here. Row sums on the
@@ -266,7 +274,7 @@ def test_on_a_cpu_device_products_and_column_sums_of_queued_results_are_numpys(t
                                                           "device_flush_ns 25000"))
     out = run()
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "1", "True", "True", "True"], out.stdout
+    assert out.stdout.split() == ["1", "1", "1", "True", "True", "True", "True"], out.stdout
 
 
 def test_a_corrupt_figures_file_is_measured_again(tmp_path):
