@@ -1,4 +1,4 @@
-// Observability: profile, trace, flush graphs, the last kernel, sync hook.
+// Observability: profile, trace, flush graphs, the last kernel, sync and flush hooks.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -97,6 +97,22 @@ NPVK_API npvk_status npvk_context_last_kernel_source(npvk_context h, char *out, 
 NPVK_API npvk_status npvk_context_last_kernel_graph(npvk_context h, char *out, size_t capacity,
                                                     size_t *length) {
   return context_text(h, &Context::last_kernel_graph, out, capacity, length);
+}
+
+NPVK_API npvk_status npvk_context_set_flush_hook(npvk_context h, npvk_flush_hook hook, void *user) {
+  return guarded([&] {
+    auto ctx = get_context(h);
+    ContextLock lock(ctx->mutex());
+    ctx->set_flush_hook(hook, user);
+  });
+}
+
+// No lock: the serial is the calling thread's own.
+NPVK_API npvk_status npvk_context_last_op(npvk_context h, uint64_t *serial) {
+  return guarded([&] {
+    require_out(serial, "serial");
+    *serial = get_context(h)->last_op_of_this_thread();
+  });
 }
 
 NPVK_API npvk_status npvk_managed_set_sync_hook(npvk_sync_hook hook, void *user) {

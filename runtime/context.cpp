@@ -283,6 +283,13 @@ void Context::flush() {
   std::vector<RecordedOp> done;
   done.swap(pending_);
   recorder_->forget_row();  // drops its references to the buffers
+  // The cost model's calibration flushes its own work from in here (with
+  // where_ forced): those flushes are not the program's.
+  const bool reported = flush_hook_ && where_ == FlushWhere::CostModel;
+  const uint64_t last_op = recorder_->last_serial(), first_op = last_op + 1 - done.size();
+  auto report = [&](npvk_flush_placement placement) {
+    if (reported) report_flush(first_op, last_op, placement);
+  };
 
   // A buffer is dead when its owner freed it (managed memory) or when the
   // recorded ops hold its only references (the C ABI's handles are gone).
@@ -312,6 +319,7 @@ void Context::flush() {
       throw;
     }
     if (observer_) observer_->after_flush();
+    report(NPVK_FLUSH_HOST_COST);
     ++stats_.host_flushes;
     stats_.host_ops += done.size();
     stats_.flush_seconds += seconds_since(start);
@@ -340,6 +348,7 @@ void Context::flush() {
     if (observer_ && !opened) observer_->before_flush();
     bool recovered = recovery_.recover(done, e, submitting, fp_errors_);
     if (observer_) observer_->after_flush();
+    report(recovered ? NPVK_FLUSH_HOST_RECOVERED : NPVK_FLUSH_LOST);
     if (!recovered) throw;
     stats_.flush_seconds += seconds_since(start);
     return;
@@ -348,14 +357,33 @@ void Context::flush() {
       if (!opened) observer_->before_flush();
       observer_->after_flush();
     }
+    report(NPVK_FLUSH_LOST);
     throw;
   }
   if (observer_) observer_->after_flush();
+  report(NPVK_FLUSH_DEVICE);
   account(done, kernels, first_dispatch, result);
   if (stats_.kernels_compiled + stats_.disk_cache_hits == built_before)
     recorder_->ran(done, result.device_seconds);
   observe_.observe(done, kernels, first_dispatch, result, submit_ns, stats_.flushes, profiler_);
   stats_.flush_seconds += seconds_since(start);
+}
+
+void Context::report_flush(uint64_t first, uint64_t last, npvk_flush_placement placement) const {
+  npvk_flush_info info{};
+  info.struct_size = sizeof info;
+  info.placement = uint32_t(placement);
+  info.first_op = first;
+  info.last_op = last;
+  if (placement == NPVK_FLUSH_HOST_COST) {
+    info.device_ns = last_estimate_.device_ns;
+    info.host_ns = last_estimate_.host_ns;
+  }
+  flush_hook_(&info, flush_hook_user_);
+}
+
+uint64_t Context::last_op_of_this_thread() const {
+  return recorder_ ? recorder_->last_serial_of_this_thread() : 0;
 }
 
 bool Context::runs_on_host(const std::vector<RecordedOp> &done,

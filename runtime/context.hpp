@@ -123,6 +123,12 @@ class Context : public std::enable_shared_from_this<Context> {
   void set_graph_dir(std::string dir) { observe_.set_graph_dir(std::move(dir)); }
   std::string last_kernel_source() const { return observe_.last_kernel_source(); }
   std::string last_kernel_graph() const { return observe_.last_kernel_graph(); }
+  // npvk_context_set_flush_hook / npvk_context_last_op.
+  void set_flush_hook(npvk_flush_hook hook, void *user) {
+    flush_hook_ = hook;
+    flush_hook_user_ = user;
+  }
+  uint64_t last_op_of_this_thread() const;
 
  private:
   Context() = default;
@@ -138,6 +144,8 @@ class Context : public std::enable_shared_from_this<Context> {
   CostParams measure_costs();  // runtime/cost_calibration.cpp
   // The cost model's file name: the driver's UUID and version, the device's ids.
   std::string device_key() const;
+  // Tells the flush hook where the ops [first, last] ran.
+  void report_flush(uint64_t first, uint64_t last, npvk_flush_placement placement) const;
   // Counts what a flush ran and notes its FP exceptions.
   void account(const std::vector<RecordedOp> &done, const std::vector<PlannedKernel> &kernels,
                const std::vector<size_t> &first_dispatch, const vk::BatchResult &result);
@@ -149,6 +157,8 @@ class Context : public std::enable_shared_from_this<Context> {
   Recovery recovery_;
   FpErrors fp_errors_;
   FlushObserver observe_;
+  npvk_flush_hook flush_hook_ = nullptr;
+  void *flush_hook_user_ = nullptr;
   std::vector<RecordedOp> pending_;
   MemoryObserver *observer_ = nullptr;
 

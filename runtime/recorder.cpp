@@ -85,8 +85,21 @@ void Recorder::prepare(const View *const *operands, uint32_t n, uint32_t nin) {
   }
 }
 
+namespace {
+// Per thread: the recorder it last queued an op in, and that op's serial.
+thread_local const Recorder *t_last_recorder = nullptr;
+thread_local uint64_t t_last_serial = 0;
+}  // namespace
+
+uint64_t Recorder::last_serial_of_this_thread() const {
+  return t_last_recorder == this ? t_last_serial : 0;
+}
+
 void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
   rec.thread = recording_thread();
+  if (!replace_last) ++serial_;
+  t_last_recorder = this;
+  t_last_serial = serial_;
   for (View &v : rec.operands)
     if (v.buffer) v.generation = v.buffer->generation;
   for (size_t k = rec.spec.nin; k < rec.operands.size(); ++k) {

@@ -55,6 +55,11 @@ class Recorder {
   // (Context::may_fuse_with_next): the latest standalone kernel (reduction,
   // scan, matrix product), or a cut that planning must make (note_kernel_cuts).
   uint64_t fusion_fence() const { return fusion_fence_; }
+  // Every queued op gets the next serial (a merged row keeps its op's):
+  // npvk_context_last_op and npvk_flush_info name ops by it.
+  uint64_t last_serial() const { return serial_; }
+  // The serial of the op the calling thread last queued here; 0 if none.
+  uint64_t last_serial_of_this_thread() const;
   const RecordLimits &limits() const { return limits_; }
 
  private:
@@ -65,6 +70,7 @@ class Recorder {
                         const std::array<std::pair<int64_t, int64_t>, kMaxOperands> &extent,
                         bool replaces_last);
   uint64_t fusion_fence_ = 0;
+  uint64_t serial_ = 0;
   Dims last_shape_;  // the full shape of the last elementwise op
   void record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
               bool replace_last);

@@ -769,6 +769,37 @@ typedef enum npvk_sync_reason {
 typedef void (*npvk_sync_hook)(uint32_t reason, void *user);
 NPVK_API npvk_status npvk_managed_set_sync_hook(npvk_sync_hook hook, void *user);
 
+/* Where a flush ran its recorded ops. */
+typedef enum npvk_flush_placement {
+  NPVK_FLUSH_DEVICE = 1,         /* as kernels on the device */
+  NPVK_FLUSH_HOST_COST = 2,      /* through the host loop: the cost model estimated it faster */
+  NPVK_FLUSH_HOST_RECOVERED = 3, /* the device failed; the host loop replayed them */
+  NPVK_FLUSH_LOST = 4            /* the device failed and the host could not replay them */
+} npvk_flush_placement;
+
+typedef struct npvk_flush_info {
+  uint32_t struct_size; /* sizeof(npvk_flush_info) as the library knows it */
+  uint32_t placement;   /* npvk_flush_placement */
+  /* The serials (npvk_context_last_op) of the flush's ops: every op recorded
+   * in [first_op, last_op]. */
+  uint64_t first_op, last_op;
+  /* NPVK_FLUSH_HOST_COST: the cost model's estimates for the flush. */
+  double device_ns, host_ns;
+} npvk_flush_info;
+
+/* Called after each flush of the context's recorded work, on the flushing
+ * thread, with npvk's lock held: it must not call npvk. For attributing
+ * where recorded work ran to the host program's code (with
+ * npvk_context_last_op). The calibration of the cost model, which records
+ * work of its own, does not call it. NULL removes it. */
+typedef void (*npvk_flush_hook)(const npvk_flush_info *info, void *user);
+NPVK_API npvk_status npvk_context_set_flush_hook(npvk_context ctx, npvk_flush_hook hook,
+                                                 void *user);
+/* The serial of the op the calling thread last recorded in `ctx` (a row that
+ * NumPy's loop merged into a queued op gets that op's serial); 0 if none.
+ * Serials start at 1 and count every recorded op of the context. */
+NPVK_API npvk_status npvk_context_last_op(npvk_context ctx, uint64_t *serial);
+
 #ifdef __cplusplus
 }
 #endif

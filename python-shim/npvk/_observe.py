@@ -192,7 +192,7 @@ def profile_text(report):
     if cm["host_flushes"]:
         lines.append(f"  cost model: {cm['host_flushes']} flushes ({cm['ops_on_host']} of the "
                      f"{report['ops_on_device']} calls sent) ran with NumPy's loops, "
-                     "estimated faster on the host")
+                     "estimated faster on the host (NPVK_REPORT names their call sites)")
     fraction = report["array_work"]["device_fraction"]
     if fraction is not None:
         lines.append(f"  array work: {_percent(fraction)} of ufunc loop elements on the device")
@@ -215,18 +215,21 @@ CSV_FIELDS = ("file", "line", "op", "placement", "reason", "count", "elements", 
 
 def coverage():
     """Rows of the NPVK_REPORT CSV (dicts with CSV_FIELDS), by call site:
-    ufunc loop calls on the device or fallen back (with the reason), and host
-    syncs (placement "host sync", reason fault/explicit/...). site_host_syncs
-    is the call site's total on each of its rows."""
+    ufunc loop calls on the device, fallen back (with the reason), or
+    recorded for the device and then run by a flush on the host (placement
+    "host", reason "cost model" or "device failure"; "lost" where the host
+    could not), and host syncs (placement "host sync", reason
+    fault/explicit/...). site_host_syncs is the call site's total on each of
+    its rows. Calls whose flush has not run yet count as on the device."""
     if _native is None:
         return []
     loops, syncs = _native.report_rows()
     per_site = collections.Counter()
     for file, line, _, n in syncs:
         per_site[file, line] += n
-    rows = [dict(zip(CSV_FIELDS, (file, line, op, "fallback" if reason else "device",
-                                  reason or "", calls, elements, per_site[file, line])))
-            for file, line, op, reason, calls, elements in loops]
+    rows = [dict(zip(CSV_FIELDS, (file, line, op, placement, reason, calls, elements,
+                                  per_site[file, line])))
+            for file, line, op, placement, reason, calls, elements in loops]
     rows += [dict(zip(CSV_FIELDS, (file, line, "", "host sync", reason, n, 0,
                                    per_site[file, line])))
              for file, line, reason, n in syncs]
@@ -234,26 +237,35 @@ def coverage():
     return rows
 
 
+def _top_sites(rows, n=3):
+    top = sorted(rows, key=lambda r: -r["count"])[:n]
+    where = "; ".join(f"{r['op']} ({r['reason']}) x{r['count']} at "
+                      f"{os.path.basename(r['file'])}:{r['line']}" for r in top)
+    return (": " + where + ("; ..." if len(rows) > n else "")) if where else ""
+
+
 def coverage_summary(rows):
     device = sum(r["elements"] for r in rows if r["placement"] == "device")
     fallback = [r for r in rows if r["placement"] == "fallback"]
-    total = device + sum(r["elements"] for r in fallback)
-    calls = sum(r["count"] for r in fallback)
+    # Recorded for the device, then run by a flush on the host (or lost).
+    on_host = [r for r in rows if r["placement"] in ("host", "lost")]
+    total = device + sum(r["elements"] for r in fallback + on_host)
     syncs = sum(r["count"] for r in rows if r["placement"] == "host sync")
     share = _percent(device / total) if total else "no"
-    top = sorted(fallback, key=lambda r: -r["count"])[:3]
-    where = "; ".join(f"{r['op']} ({r['reason']}) x{r['count']} at "
-                      f"{os.path.basename(r['file'])}:{r['line']}" for r in top)
-    more = "; ..." if len(fallback) > 3 else ""
-    return (f"npvk: {share} of array work on the device; {calls} fallbacks"
-            f"{': ' + where + more if where else ''}; {syncs} host syncs")
+    text = (f"npvk: {share} of array work on the device; "
+            f"{sum(r['count'] for r in fallback)} fallbacks{_top_sites(fallback)}")
+    if on_host:
+        text += (f"; {sum(r['count'] for r in on_host)} recorded calls ran on the host"
+                 f"{_top_sites(on_host)}")
+    return f"{text}; {syncs} host syncs"
 
 
 def _write_report(path):
-    rows = coverage()
     # Python is about to go; the syncs still to come (the C library's exit
-    # handlers) cannot look at its frames.
+    # handlers) cannot look at its frames. Ending the report runs the queued
+    # work, so that each call is reported where it ran.
     _native.report_end()
+    rows = coverage()
     import csv
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)

@@ -1,9 +1,12 @@
 // NPVK_REPORT: per call site of the user's code (the innermost Python frame
-// outside NumPy and npvk), which ufunc loops ran on the device and which fell
-// back (and why), and the host syncs the site caused. Nothing here runs
-// unless npvk.enable() turned the report on, so the cost is otherwise one
-// relaxed load per loop call.
+// outside NumPy and npvk), which ufunc loops ran on the device, which fell
+// back (and why), which the device recorded but a flush then ran on the host
+// (the cost model, or a failed device), and the host syncs the site caused.
+// Nothing here runs unless npvk.enable() turned the report on, so the cost is
+// otherwise one relaxed load per loop call.
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -23,11 +26,79 @@ struct Counts {
   uint64_t calls = 0, elements = 0;
 };
 
+// Where a loop call's work ran, and why not on the device: the report's
+// placement and reason columns.
+struct Outcome {
+  const char *placement;
+  const char *reason;  // "" for the device
+};
+constexpr Outcome kOnDevice{"device", ""};
+
 std::mutex g_mutex;
 std::vector<std::string> g_skip_prefixes;  // NumPy's and npvk's package directories
-// (site, ufunc, reason or "" for the device) and (site, sync reason).
-std::map<std::tuple<Site, std::string, std::string>, Counts> g_loops;
+// (site, ufunc, placement, reason) and (site, sync reason).
+std::map<std::tuple<Site, std::string, std::string, std::string>, Counts> g_loops;
 std::map<std::pair<Site, std::string>, uint64_t> g_syncs;
+
+// Loop calls recorded for the device whose flush has not run yet, by the
+// serial of the op they recorded (npvk_context_last_op): the flush hook
+// settles them where the flush ran.
+std::map<uint64_t, std::map<std::pair<Site, std::string>, Counts>> g_unsettled;
+// The last flushes, for a call whose op a flush ran before the call was
+// noted (the queue was full at its recording, or a row merged into it).
+std::deque<npvk_flush_info> g_recent_flushes;
+constexpr size_t kRecentFlushes = 64;
+
+Outcome outcome_of(uint32_t placement) {
+  switch (placement) {
+    case NPVK_FLUSH_HOST_COST:
+      return {"host", "cost model"};
+    case NPVK_FLUSH_HOST_RECOVERED:
+      return {"host", "device failure"};
+    case NPVK_FLUSH_LOST:
+      return {"lost", "device failure"};
+    default:
+      return kOnDevice;
+  }
+}
+
+void add_loop(const Site &site, const std::string &ufunc, Outcome outcome, const Counts &counts) {
+  Counts &c = g_loops[{site, ufunc, outcome.placement, outcome.reason}];
+  c.calls += counts.calls;
+  c.elements += counts.elements;
+}
+
+// Runs with npvk's lock held: nothing here may call npvk.
+void on_flush(const npvk_flush_info *info, void *) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const Outcome outcome = outcome_of(info->placement);
+  auto end = g_unsettled.upper_bound(info->last_op);
+  for (auto it = g_unsettled.begin(); it != end; ++it)
+    for (const auto &[key, counts] : it->second)
+      add_loop(key.first, key.second, it->first >= info->first_op ? outcome : kOnDevice, counts);
+  g_unsettled.erase(g_unsettled.begin(), end);
+  g_recent_flushes.push_back(*info);
+  if (g_recent_flushes.size() > kRecentFlushes) g_recent_flushes.pop_front();
+}
+
+// With g_mutex held: a device call whose op is `serial`.
+void note_device_call(const Site &site, const std::string &ufunc, uint64_t serial,
+                      int64_t elements) {
+  const Counts one{1, uint64_t(elements)};
+  for (const npvk_flush_info &f : g_recent_flushes)
+    if (serial >= f.first_op && serial <= f.last_op) {
+      add_loop(site, ufunc, outcome_of(f.placement), one);
+      return;
+    }
+  const bool flushed = !g_recent_flushes.empty() && serial <= g_recent_flushes.back().last_op;
+  if (serial == 0 || flushed) {  // no serial, or a flush too long ago
+    add_loop(site, ufunc, kOnDevice, one);
+    return;
+  }
+  Counts &c = g_unsettled[serial][{site, ufunc}];
+  c.calls += 1;
+  c.elements += uint64_t(elements);
+}
 // The last site a loop call on this thread came from: a sync on a thread
 // that released the GIL (NumPy runs long loops that way) cannot look at its
 // Python frames, and is charged to that site.
@@ -104,10 +175,20 @@ void note_loop(const char *ufunc, const char *reason, int64_t elements) {
   PyGILState_STATE gil = PyGILState_Ensure();
   t_last_site = current_site();
   PyGILState_Release(gil);
+  uint64_t serial = 0;
+  if (!reason && device_bound() && npvk_context_last_op(context(), &serial) != NPVK_SUCCESS)
+    serial = 0;
   std::lock_guard<std::mutex> lock(g_mutex);
-  Counts &c = g_loops[{t_last_site, ufunc, reason ? reason : ""}];
-  ++c.calls;
-  c.elements += uint64_t(elements);
+  if (!reason) {
+    note_device_call(t_last_site, ufunc, serial, elements);
+    return;
+  }
+  add_loop(t_last_site, ufunc, {"fallback", reason}, {1, uint64_t(elements)});
+}
+
+void install_flush_hook() {
+  if (observing().report.load() && device_bound())
+    npvk_context_set_flush_hook(context(), on_flush, nullptr);
 }
 
 PyObject *py_report_begin(PyObject *, PyObject *prefixes) {
@@ -130,6 +211,7 @@ PyObject *py_report_begin(PyObject *, PyObject *prefixes) {
   npvk_managed_set_sync_hook(on_sync, nullptr);
   observing().report = true;
   observing().any = true;
+  install_flush_hook();  // or at binding
   Py_RETURN_NONE;
 }
 
@@ -140,24 +222,38 @@ PyObject *py_report_site(PyObject *, PyObject *) {
   Py_RETURN_NONE;
 }
 
+// Before the rows are read at exit: the queued work runs, so that each
+// recorded call is reported where it ran. That is no sync of the program's
+// (the exit's own comes later and finds nothing queued).
 PyObject *py_report_end(PyObject *, PyObject *) {
   npvk_managed_set_sync_hook(nullptr, nullptr);
+  if (device_bound()) {
+    Py_BEGIN_ALLOW_THREADS npvk_managed_flush();
+    Py_END_ALLOW_THREADS npvk_context_set_flush_hook(context(), nullptr, nullptr);
+  }
   observing().report = false;
   observing().any = observing().timing.load();
   Py_RETURN_NONE;
 }
 
-// [(file, line, ufunc, reason or None for the device, calls, elements)] and
-// [(file, line, sync reason, count)].
+// [(file, line, ufunc, placement, reason, calls, elements)] and
+// [(file, line, sync reason, count)]. Calls whose flush has not run yet are
+// on the device's rows.
 PyObject *py_report_rows(PyObject *, PyObject *) {
   std::lock_guard<std::mutex> lock(g_mutex);
+  auto loop_rows = g_loops;
+  for (const auto &[serial, calls] : g_unsettled)
+    for (const auto &[key, counts] : calls) {
+      Counts &c = loop_rows[{key.first, key.second, kOnDevice.placement, kOnDevice.reason}];
+      c.calls += counts.calls;
+      c.elements += counts.elements;
+    }
   PyObject *loops = PyList_New(0), *syncs = PyList_New(0);
-  for (const auto &[key, counts] : g_loops) {
-    const auto &[site, ufunc, reason] = key;
-    PyObject *row =
-        Py_BuildValue("(siszKK)", site.first.c_str(), site.second, ufunc.c_str(),
-                      reason.empty() ? nullptr : reason.c_str(), (unsigned long long)counts.calls,
-                      (unsigned long long)counts.elements);
+  for (const auto &[key, counts] : loop_rows) {
+    const auto &[site, ufunc, placement, reason] = key;
+    PyObject *row = Py_BuildValue(
+        "(sisssKK)", site.first.c_str(), site.second, ufunc.c_str(), placement.c_str(),
+        reason.c_str(), (unsigned long long)counts.calls, (unsigned long long)counts.elements);
     PyList_Append(loops, row);
     Py_DECREF(row);
   }

@@ -85,6 +85,7 @@ bool bind_locked() {
   }
   g_ctx_id = ctx.id;  // from here on context() returns it: no recursion
   install_host_loop();
+  install_flush_hook();
   if (g_graph_dir_set)
     npvk_context_set_graph_dir(ctx, g_graph_dir.empty() ? nullptr : g_graph_dir.c_str());
   run_deferred_loops();

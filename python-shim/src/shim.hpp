@@ -214,6 +214,8 @@ PyObject *py_report_begin(PyObject *, PyObject *prefixes);
 PyObject *py_report_rows(PyObject *, PyObject *);
 PyObject *py_report_end(PyObject *, PyObject *);
 PyObject *py_report_site(PyObject *, PyObject *);
+// At binding: the bound context tells the report where its flushes ran.
+void install_flush_hook();
 
 // buffer_access.cpp: make managed memory current before NumPy hands its
 // address to code that cannot fault (buffer protocol, tofile).

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "npvk_test_support.hpp"
 
@@ -60,9 +61,8 @@ TEST_F(Observe, ProfilePartsAddUpAndGrow) {
   EXPECT_GT(p.record_seconds, before.record_seconds);
   EXPECT_GT(p.execute_seconds, before.execute_seconds);
   EXPECT_GT(p.flush_seconds, before.flush_seconds);
-  const double parts = p.record_seconds + p.plan_seconds + p.compile_seconds +
-                       p.execute_seconds + p.flush_seconds + p.to_device_seconds +
-                       p.to_host_seconds + p.sync_seconds;
+  const double parts = p.record_seconds + p.plan_seconds + p.compile_seconds + p.execute_seconds +
+                       p.flush_seconds + p.to_device_seconds + p.to_host_seconds + p.sync_seconds;
   EXPECT_NEAR(parts, p.accounted_seconds, 1e-6);
 
   const std::string path = TempPath("profile.json");
@@ -165,6 +165,37 @@ TEST_F(Observe, ReductionsAreTracedAndExplained) {
   EXPECT_GT(length, 100u);
 }
 
+TEST_F(Observe, FlushHookNamesEachFlushsOpsAndWhereTheyRan) {
+  std::vector<npvk_flush_info> flushes;
+  auto hook = [](const npvk_flush_info *info, void *user) {
+    static_cast<std::vector<npvk_flush_info> *>(user)->push_back(*info);
+  };
+  NPVK_ASSERT_OK(npvk_context_set_flush_hook(ctx(), hook, &flushes));
+  const int64_t n = 4096;
+  Buffer xb = MakeBuffer(ctx(), std::vector<double>(size_t(n), 1.5));
+  View x = MakeView1D(xb, NPVK_FLOAT64, n);
+  View two = MakeScalar(ctx(), 2.0);
+  uint64_t before = 0, first = 0, second = 0;
+  NPVK_ASSERT_OK(npvk_context_last_op(ctx(), &before));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_MULTIPLY, x.get(), two.get(), x.get()));
+  NPVK_ASSERT_OK(npvk_context_last_op(ctx(), &first));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, x.get(), two.get(), x.get()));
+  NPVK_ASSERT_OK(npvk_context_last_op(ctx(), &second));
+  EXPECT_GT(first, before);
+  EXPECT_EQ(second, first + 1);
+  EXPECT_TRUE(flushes.empty());  // nothing ran yet
+  EXPECT_EQ(Read<double>(xb)[0], 5.0);
+  ASSERT_EQ(flushes.size(), 1u);
+  EXPECT_EQ(flushes[0].struct_size, sizeof(npvk_flush_info));
+  EXPECT_EQ(flushes[0].placement, uint32_t(NPVK_FLUSH_DEVICE));
+  EXPECT_EQ(flushes[0].first_op, first);
+  EXPECT_EQ(flushes[0].last_op, second);
+  NPVK_ASSERT_OK(npvk_context_set_flush_hook(ctx(), nullptr, nullptr));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_ADD, x.get(), two.get(), x.get()));
+  EXPECT_EQ(Read<double>(xb)[0], 7.0);
+  EXPECT_EQ(flushes.size(), 1u);  // removed
+}
+
 TEST_F(Observe, BadHandlesAndArguments) {
   npvk_context bad{12345};
   npvk_profile p{};
@@ -175,12 +206,14 @@ TEST_F(Observe, BadHandlesAndArguments) {
   EXPECT_EQ(npvk_context_trace_begin(bad), NPVK_ERR_INVALID_HANDLE);
   EXPECT_EQ(npvk_context_trace_end(bad, nullptr), NPVK_ERR_INVALID_HANDLE);
   EXPECT_EQ(npvk_context_set_graph_dir(bad, nullptr), NPVK_ERR_INVALID_HANDLE);
+  uint64_t serial = 0;
+  EXPECT_EQ(npvk_context_last_op(bad, &serial), NPVK_ERR_INVALID_HANDLE);
+  EXPECT_EQ(npvk_context_last_op(ctx(), nullptr), NPVK_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(npvk_context_set_flush_hook(bad, nullptr, nullptr), NPVK_ERR_INVALID_HANDLE);
   EXPECT_EQ(npvk_context_write_profile(bad, nullptr), NPVK_ERR_INVALID_HANDLE);
   EXPECT_EQ(npvk_context_last_kernel_source(bad, nullptr, 0, &length), NPVK_ERR_INVALID_HANDLE);
-  EXPECT_EQ(npvk_context_last_kernel_graph(ctx(), nullptr, 0, nullptr),
-            NPVK_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(npvk_context_last_kernel_graph(ctx(), nullptr, 4, &length),
-            NPVK_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(npvk_context_last_kernel_graph(ctx(), nullptr, 0, nullptr), NPVK_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(npvk_context_last_kernel_graph(ctx(), nullptr, 4, &length), NPVK_ERR_INVALID_ARGUMENT);
   NPVK_ASSERT_OK(npvk_context_trace_begin(ctx()));
   EXPECT_EQ(npvk_context_trace_end(ctx(), "/nonexistent-dir/trace.json"),
             NPVK_ERR_INVALID_ARGUMENT);

@@ -5,7 +5,9 @@ device, and runs the cheaper. Work it keeps on the host runs NumPy's loops on
 the same memory, so its results are NumPy's bits (0 ULP), FP warnings
 included."""
 
+import csv
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -395,3 +397,55 @@ def test_work_recorded_before_a_bypass_is_weighed_whole_first(cost_model_on):
         pytest.skip("here the host wins the fused chain too")
     assert host_flushes == 0, f"{host_flushes} flushes of the chain ran on the host"
     assert _fallbacks("add") + _fallbacks("multiply") == bypassed
+
+
+_REPORTED_CHILD = textwrap.dedent("""
+    import numpy as np, npvk
+    npvk.enable(min_bytes=1 << 16)
+    a = np.linspace(0.0, 1.0, 300_000)
+    b = np.sqrt(a) * 2.0 + 1.0  # CHAIN
+    print(float(b[7]) == float(np.sqrt(a[7]) * 2.0 + 1.0), npvk.stats()["host_flushes"])
+""")
+
+
+def test_the_report_names_the_sites_whose_recorded_calls_ran_on_the_host(tmp_path):
+    """NPVK_REPORT, per call site: calls recorded for the device whose flush
+    the cost model then ran with NumPy's loops are rows of placement "host",
+    reason "cost model" (not "device"), and the summary on stderr names the
+    site. With the device made to look free, the same calls are on the
+    device's rows."""
+    script = tmp_path / "program.py"
+    script.write_text(_REPORTED_CHILD)
+    chain_line = next(n for n, line in enumerate(_REPORTED_CHILD.splitlines(), 1)
+                      if line.endswith("# CHAIN"))
+    report = tmp_path / "coverage.csv"
+    env = dict(os.environ, PYTHONPATH=NPVK_PYTHON_DIR, NPVK_CACHE_DIR=str(tmp_path),
+               NPVK_COST_MODEL="1", NPVK_REPORT=str(report))
+    env.pop("NPVK", None)
+
+    def placements(device_ns_per_byte, host_ns_per_byte):
+        (figures,) = tmp_path.glob("cost-model-*.txt")
+        figures.write_text(_figures_file(device_ns_per_byte, host_ns_per_byte))
+        out = subprocess.run([sys.executable, str(script)], env=env, text=True,
+                             capture_output=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        with open(report, newline="") as f:
+            rows = [r for r in csv.DictReader(f)
+                    if r["file"] == str(script) and int(r["line"]) == chain_line]
+        return out, {(r["op"], r["placement"], r["reason"]): int(r["count"]) for r in rows}
+
+    first = subprocess.run([sys.executable, str(script)], env=env, text=True,
+                           capture_output=True, timeout=300)  # measures the figures
+    assert first.returncode == 0, first.stderr
+    out, rows = placements(1e6, 0)  # the host looks free
+    assert out.stdout.split()[0] == "True" and int(out.stdout.split()[1]) >= 1, out.stdout
+    assert rows == {("sqrt", "host", "cost model"): 1, ("multiply", "host", "cost model"): 1,
+                    ("add", "host", "cost model"): 1}, rows
+    summary = re.search(r"(\d+) recorded calls ran on the host: (.*); \d+ host syncs", out.stderr)
+    assert summary and int(summary.group(1)) >= 3, out.stderr
+    assert "(cost model) x1 at program.py:" in summary.group(2), out.stderr
+    out, rows = placements(0, 1e6)  # the device looks free
+    assert out.stdout.split() == ["True", "0"], out.stdout
+    assert rows == {("sqrt", "device", ""): 1, ("multiply", "device", ""): 1,
+                    ("add", "device", ""): 1}, rows
+    assert "ran on the host" not in out.stderr, out.stderr
