@@ -19,7 +19,7 @@ namespace glsl {
 
 std::string shader_text(const char *name) {
   const char *text = embedded_shader(name);
-  require(text != nullptr, NPVK_ERR_INTERNAL, std::string("missing embedded shader ") + name);
+  NPVK_REQUIRE(text != nullptr, NPVK_ERR_INTERNAL, std::string("missing embedded shader ") + name);
   return text;
 }
 

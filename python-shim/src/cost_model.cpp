@@ -96,12 +96,15 @@ const char *cost_model_reason(const void *const *operands, int count, uint64_t b
   return "cost model";
 }
 
+const char *cost_model_bypassing() {
+  if (g_bypass_left.load(std::memory_order_relaxed) <= 0) return nullptr;
+  g_bypass_left.fetch_sub(1, std::memory_order_relaxed);
+  return "cost model";
+}
+
 const char *elementwise_cost_reason() {
   if (!g_on.load(std::memory_order_relaxed)) return nullptr;
-  if (g_bypass_left.load(std::memory_order_relaxed) > 0) {
-    g_bypass_left.fetch_sub(1, std::memory_order_relaxed);
-    return "cost model";
-  }
+  if (const char *reason = cost_model_bypassing()) return reason;
   if (g_since_check.fetch_add(1, std::memory_order_relaxed) % kCheckEvery != 0) return nullptr;
   if (!device_bound()) return nullptr;  // asking must not bind it
   npvk_cost_model m{};

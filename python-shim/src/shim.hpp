@@ -164,8 +164,12 @@ enum class CostedWork { StreamedSum, OtherReduction, Product };
 const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes,
                               CostedWork work);
 // "cost model" for an elementwise loop call while the cost model keeps
-// running every flush on the host: NumPy runs it at once, unrecorded.
+// running every flush on the host: NumPy runs it at once, unrecorded. Asked
+// of calls that would be recorded otherwise (every kCheckEvery-th looks at
+// the context's streak, under its lock); cost_model_bypassing() is the cheap
+// part, for any call.
 const char *elementwise_cost_reason();
+const char *cost_model_bypassing();
 PyObject *py_reduce_stays_on_host(PyObject *, PyObject *args);
 PyObject *py_device_reduce(PyObject *, PyObject *args);
 // _native.accumulate(op, array, in_dtype, result, out_dtype, axis): records

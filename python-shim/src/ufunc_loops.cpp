@@ -163,9 +163,9 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   // per output element along short axes: decided before any lookup.
   for (int k = s.nin; k < count; ++k)
     if (steps[k] == 0) return "reduction";
-  // Before the lookups: NumPy's buffered loops over its own small buffers
-  // would be left to it anyway.
-  if (const char *reason = elementwise_cost_reason()) return reason;
+  // While the cost model bypasses recording, before the lookups: NumPy's
+  // buffered loops over its own small buffers would be left to it anyway.
+  if (const char *reason = cost_model_bypassing()) return reason;
   // The size that decides is the largest operand's whole array (its managed
   // allocation), not this call's: NumPy hands N-d work over in chunks (rows,
   // or 8192-element buffers), and a comparison's bool output is a fraction of
@@ -182,6 +182,10 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
     largest = std::max(largest, size);
   }
   if (largest < settings().min_bytes) return "small";
+  // Only now, for a call that would be recorded: a column sum over 1e5 short
+  // rows (sklearn's scaler) makes 1e5 "small" calls, and a look at the
+  // streak every 16 of them took the context's lock 6000 times.
+  if (const char *reason = elementwise_cost_reason()) return reason;
   if (negative_int_exponent(s, args, n, steps)) return "negative exponent";
   if (scalar_zero_clip_bound(s, args, steps)) return "zero clip bound";
   if (numpy_power_half_is_sqrt(s, args, steps)) return "power 0.5 is sqrt in this NumPy";
