@@ -27,10 +27,6 @@ std::map<std::pair<std::string, std::string>, uint64_t> g_fallbacks;
 // which live as long as the process: a loop call builds no strings and, when
 // it counts what the thread's previous call counted, takes no lock. Counters
 // are never removed (a reset zeroes them), so their addresses stay valid.
-struct LoopCounter {
-  const char *ufunc, *reason;
-  std::atomic<uint64_t> count{0};
-};
 std::deque<LoopCounter> g_loop_counters;
 std::unordered_map<const char *, std::unordered_map<const char *, LoopCounter *>> g_loop_index;
 const char *g_ufunc_names[NPVK_OP_COUNT] = {};  // NumPy's name of each replaced op
@@ -461,6 +457,7 @@ uint32_t take_fp_errors(npvk_fp_error *errors) {
   // calls a loop per row).
   thread_local uint64_t seen = UINT64_MAX;
   const uint64_t epoch = npvk_fp_error_epoch();
+  if (epoch == 0) return 0;  // none ever: not even a look at this thread's state
   if (epoch == seen) return 0;
   uint32_t count = 0;
   const npvk_context ctx = bound_context();
@@ -587,19 +584,15 @@ PyObject *counters_as_dict() {
   return d;
 }
 
-void count_loop_fallback(const char *ufunc, const char *reason) {
-  thread_local LoopCounter *last = nullptr;
-  if (!last || last->ufunc != ufunc || last->reason != reason) {
-    std::lock_guard<std::mutex> lock(g_fallback_mutex);
-    LoopCounter *&counter = g_loop_index[ufunc][reason];
-    if (!counter) {
-      counter = &g_loop_counters.emplace_back();
-      counter->ufunc = ufunc;
-      counter->reason = reason;
-    }
-    last = counter;
+LoopCounter *loop_fallback_counter(const char *ufunc, const char *reason) {
+  std::lock_guard<std::mutex> lock(g_fallback_mutex);
+  LoopCounter *&counter = g_loop_index[ufunc][reason];
+  if (!counter) {
+    counter = &g_loop_counters.emplace_back();
+    counter->ufunc = ufunc;
+    counter->reason = reason;
   }
-  last->count.fetch_add(1, std::memory_order_relaxed);
+  return counter;
 }
 
 void reset_counters() {

@@ -83,9 +83,15 @@ PyObject *py_check_fault_handler(PyObject *, PyObject *);
 // Counters by ufunc and reason, for npvk.stats().
 void count_device_op();
 void count_fallback(const char *ufunc, const char *reason);
-// The same for a ufunc loop: `ufunc` and `reason` must live as long as the
-// process (loop slot names, string literals).
-void count_loop_fallback(const char *ufunc, const char *reason);
+// The same for a ufunc loop: the counter of `ufunc`'s calls that fell back
+// for `reason`, for the process's lifetime (a loop keeps its last one: a
+// reduction along a short axis calls it once per row). `ufunc` and `reason`
+// must live as long as the process (loop slot names, string literals).
+struct LoopCounter {
+  const char *ufunc, *reason;
+  std::atomic<uint64_t> count{0};
+};
+LoopCounter *loop_fallback_counter(const char *ufunc, const char *reason);
 PyObject *counters_as_dict();  // new reference: {"ops_on_device": n, "ops_fallback": {...}}
 void reset_counters();
 

@@ -39,6 +39,8 @@ struct Slot {
   // Why every call falls back, for a loop npvk has but this device cannot run
   // (no shaderFloat64): replaced all the same, so that the calls are counted.
   const char *unsupported = nullptr;
+  // The counter of the last reason its calls fell back for.
+  std::atomic<LoopCounter *> fallbacks{nullptr};
 };
 
 std::array<Slot, kMaxSlots> g_slots;
@@ -247,7 +249,12 @@ void run_loop(int slot, char **args, const npy_intp *dims, const npy_intp *steps
     report_at_the_op_from_loop();
     return;
   }
-  count_loop_fallback(s.name, reason);
+  LoopCounter *counter = s.fallbacks.load(std::memory_order_acquire);
+  if (!counter || counter->reason != reason) {
+    counter = loop_fallback_counter(s.name, reason);
+    s.fallbacks.store(counter, std::memory_order_release);
+  }
+  counter->count.fetch_add(1, std::memory_order_relaxed);
   run_original(s.original, args, dims, steps, data);
 }
 
