@@ -1,6 +1,9 @@
 // The NEP 49 data allocator: arrays of at least NPVK_MIN_BYTES / 256 get
 // managed memory (page-aligned mappings that the device can use in place);
-// smaller ones come from the C library's malloc, as with NumPy's own handler.
+// smaller ones come from NumPy's own default handler, with its cache of small
+// blocks: the same speed, and the same reuse of freed blocks, as without npvk
+// (dask's tokenize hashes the uninitialised 0-d data of np.ma.masked_all(());
+// from malloc, two such arrays hashed alike and a graph key repeated).
 // (Not mimalloc: Debian's libmimalloc.so replaces malloc for the whole process
 // once loaded, and lavapipe's LLVM then frees a pointer glibc never made.)
 #include <malloc.h>
@@ -34,6 +37,14 @@ bool is_managed(void *ptr, uint64_t *size) {
 
 thread_local bool t_force_managed = false;
 
+// NumPy's default handler (PyDataMem_DefaultHandler), taken at the first
+// capsule: it outlives every array, being NumPy's own.
+const PyDataMem_Handler *g_numpy = nullptr;
+
+void *numpy_malloc(size_t size) {
+  return g_numpy->allocator.malloc(g_numpy->allocator.ctx, size);
+}
+
 void *allocate(uint64_t size, bool zero) {
   int active = 0;
   // The first managed allocation binds the device (context() does).
@@ -43,7 +54,7 @@ void *allocate(uint64_t size, bool zero) {
     if (npvk_managed_alloc(size, zero, &p) == NPVK_SUCCESS) return p;
     // No managed memory to be had: an ordinary allocation still works.
   }
-  return zero ? std::calloc(1, size ? size : 1) : std::malloc(size ? size : 1);
+  return zero ? g_numpy->allocator.calloc(g_numpy->allocator.ctx, 1, size) : numpy_malloc(size);
 }
 
 void *shim_malloc(void *, size_t size) {
@@ -56,20 +67,27 @@ void *shim_calloc(void *, size_t nelem, size_t elsize) {
   return allocate(size, true);
 }
 
-void shim_free(void *, void *ptr, size_t) {
+void numpy_free(void *ptr, size_t size) {
+  g_numpy->allocator.free(g_numpy->allocator.ctx, ptr, size);
+}
+
+// `size`: what NumPy allocated the block with (its cache files it by that).
+void shim_free(void *, void *ptr, size_t size) {
   if (!ptr) return;
-  uint64_t size = 0;
-  if (is_managed(ptr, &size))
+  uint64_t managed_size = 0;
+  if (is_managed(ptr, &managed_size))
     npvk_managed_free(ptr);
   else
-    std::free(ptr);
+    numpy_free(ptr, size);
 }
 
 void *shim_realloc(void *, void *ptr, size_t new_size) {
   if (!ptr) return allocate(new_size, false);
   uint64_t old_size = 0;
   bool managed = is_managed(ptr, &old_size);
-  if (!managed && new_size < managed_from()) return std::realloc(ptr, new_size ? new_size : 1);
+  if (!managed && new_size < managed_from())
+    return g_numpy->allocator.realloc(g_numpy->allocator.ctx, ptr, new_size);
+  // NumPy's realloc gives no size: its blocks are malloc's (a cached one too).
   if (!managed) old_size = malloc_usable_size(ptr);
   void *fresh = allocate(new_size, false);
   if (!fresh) return nullptr;
@@ -78,7 +96,7 @@ void *shim_realloc(void *, void *ptr, size_t new_size) {
   if (managed)
     npvk_managed_free(ptr);
   else
-    std::free(ptr);
+    std::free(ptr);  // not into NumPy's cache: its size is not known
   return fresh;
 }
 
@@ -97,6 +115,11 @@ bool force_managed(bool on) {
 }
 
 PyObject *make_allocator_capsule() {
+  if (!g_numpy) {
+    g_numpy = static_cast<const PyDataMem_Handler *>(
+        PyCapsule_GetPointer(PyDataMem_DefaultHandler, "mem_handler"));
+    if (!g_numpy) return nullptr;
+  }
   return PyCapsule_New(&g_handler, "mem_handler", nullptr);
 }
 
