@@ -75,9 +75,15 @@ class KernelBuilder {
     for (uint32_t k = 0; k < n; ++k) {
       step.slot[k] = slot[k];
       SlotBinding &b = k_.slots[slot[k]];
-      if (k >= op.spec.nin)
+      if (k >= op.spec.nin) {
         b.written = true;
-      else if (!b.written)
+        // The slot holds what was written last: where an allocation freed by
+        // an earlier op of the kernel was reused (a new Buffer::generation),
+        // whether the slot is stored is the new array's question, not the
+        // freed one's (contract). skimage's hsv2rgb wrote its `p` over the
+        // bytes of an image rescaled earlier in the kernel, and lost it.
+        b.view = &op.operands[k];
+      } else if (!b.written)
         b.read = true;  // read before any write: loaded from memory
     }
     k_.spec.steps.push_back(step);
@@ -176,11 +182,18 @@ size_t best_cut(const std::vector<RecordedOp> &ops, const std::vector<size_t> &k
 
 // Stores that nothing needs: the slot's buffer is dead and no later kernel
 // reads it. (Reads inside the kernel are forwarded in registers.)
-void contract(std::vector<PlannedKernel> &kernels, const DeadValue &dead) {
+void contract(std::vector<PlannedKernel> &kernels, const std::vector<RecordedOp> &ops,
+              const DeadValue &dead) {
+  // By the ops' own views: a slot names one value of its bytes (the last
+  // written), and may have read another before.
   std::map<ValueKey, size_t> last_reader;
   for (size_t g = 0; g < kernels.size(); ++g)
-    for (const SlotBinding &b : kernels[g].slots)
-      if (b.read && b.view->buffer) last_reader[value_key(*b.view)] = g;
+    for (size_t index : kernels[g].ops) {
+      const RecordedOp &op = ops[index];
+      for (size_t k = 0; k < op.spec.nin; ++k)
+        if (op.operands[k].buffer && !op.operands[k].scalar)
+          last_reader[value_key(op.operands[k])] = g;
+    }
   std::map<ValueKey, bool> dead_cache;
   for (size_t g = 0; g < kernels.size(); ++g) {
     PlannedKernel &k = kernels[g];
@@ -260,7 +273,7 @@ std::vector<PlannedKernel> plan_kernels(const std::vector<RecordedOp> &ops, bool
     builder->add(ops[i], i);  // one op always fits an empty kernel
     if (!fusible) builder.reset();
   }
-  if (fuse) contract(kernels, dead);
+  if (fuse) contract(kernels, ops, dead);
 
   for (PlannedKernel &k : kernels) {
     if (k.standalone) continue;

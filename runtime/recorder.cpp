@@ -157,7 +157,10 @@ void Recorder::note_kernel_cuts(uint64_t op, const std::vector<const View *> &op
   // An op that reads other elements of bytes a queued op wrote cannot join
   // that op's kernel (KernelBuilder::conflicts): a stencil's read of the last
   // step's grid, so a time loop's steps fence each other (the heat equation's
-  // and SOR's; views interleaving apart are the exception, a missed reuse).
+  // and SOR's). Views interleaving apart (an image's channels) still share a
+  // kernel after such a fence, so two arrays may meet in one kernel's slot
+  // after all: plan_kernels keeps each slot's last written array and asks
+  // contract() about each array it read (compile/fusion.cpp).
   for (uint32_t k = 0; k < nin; ++k) {
     const View &v = *operands[k];
     if (v.scalar) continue;

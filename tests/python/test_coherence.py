@@ -420,6 +420,42 @@ def test_numpy_functions_on_pending_results():
     same_in_both(scenario)
 
 
+REUSED_IN_ONE_KERNEL_SCRIPT = """
+import numpy as np, npvk
+npvk.enable(min_bytes=0)
+rng = np.random.default_rng(0)
+n = 512
+hsv = rng.random((n, n, 3))
+x = rng.uniform(0.0, 100.0, (n, n))
+saved_hsv, saved_x = hsv.tobytes(), x.tobytes()
+x_address = x.ctypes.data
+value = (np.clip(x, 10.0, 90.0) - 10.0) / 80.0  # reads x
+del x  # freed while queued work reads it
+hsv[:, :, 2] = value  # every third element
+h = hsv[..., 0] * 6  # the others
+p = hsv[..., 2] * (1 - hsv[..., 1])  # the temporary 1 - s, in x's bytes, becomes p
+reused = p.ctypes.data == x_address
+got = p.tobytes()
+npvk.disable()
+hsv = np.frombuffer(saved_hsv).reshape(n, n, 3).copy()
+hsv[:, :, 2] = (np.clip(np.frombuffer(saved_x).reshape(n, n), 10.0, 90.0) - 10.0) / 80.0
+print(reused, got == (hsv[..., 2] * (1 - hsv[..., 1])).tobytes())
+"""
+
+
+def test_an_allocation_reused_inside_one_kernel_keeps_its_new_array():
+    """skimage's hsv2rgb after equalize_adapthist: an array freed while
+    queued work read it was reused for a temporary of the same kernel (the
+    write to every third element of hsv and the read of the others share
+    it), and the kernel's slot for those bytes kept the freed array's
+    fate: dead, so the new array's store was left out and `p` read the
+    old bytes. Results are NumPy's bits (0 ULP: the same ops in the same
+    order)."""
+    proc = run_python(["-c", REUSED_IN_ONE_KERNEL_SCRIPT], env=subprocess_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"], proc.stdout
+
+
 def test_reused_memory_is_clean():
     """Freed managed mappings are reused for new arrays of the same size:
     np.zeros must still be zeros, np.empty + fill must hold what was written,
