@@ -40,11 +40,17 @@ _ACTING_MODES = ("raise", "call", "log")
 _installed = []  # (owner, name, original) to restore
 
 
+_geterrobj = getattr(_umath, "geterrobj", None)  # NumPy 1.x only
+# Mode codes in the mask that act at the op (raise, call, log, and the
+# unknown ones, which _error_modes calls "raise").
+_ACTING_CODES = frozenset(code for code in range(8)
+                          if _MODES.get(code, "raise") in _ACTING_MODES)
+
+
 def _error_modes():
-    geterrobj = getattr(_umath, "geterrobj", None)
-    if geterrobj is None:
+    if _geterrobj is None:
         return _np.geterr()
-    mask = geterrobj()[1]
+    mask = _geterrobj()[1]
     return {k: _MODES.get((mask >> shift) & 7, "raise") for k, shift in _SHIFTS.items()}
 
 
@@ -74,20 +80,38 @@ def errors_at_the_op(modes=None):
     return _filters_raise_runtime_warning()
 
 
+def read():
+    """-> (needs_numpy_loops, errors_at_the_op) for the calling thread's state
+    now. The shim calls it before the first call that would go to the device
+    after a change (sklearn's preprocessing tests make 90,000 changes and a
+    few hundred such calls): NumPy 1.x's mask is read as bits."""
+    if _geterrobj is None:
+        modes = _error_modes()
+        return needs_numpy_loops(modes), errors_at_the_op(modes)
+    mask = _geterrobj()[1]
+    acting = ((mask & 7) in _ACTING_CODES or (mask >> 3) & 7 in _ACTING_CODES
+              or (mask >> 9) & 7 in _ACTING_CODES)
+    return (mask >> 6) & 7 != 0, acting or _filters_raise_runtime_warning()
+
+
 def update():
-    modes = _error_modes()
-    _native.set_strict_errors(needs_numpy_loops(modes), errors_at_the_op(modes))
+    """Marks the state changed: read() runs again where it next matters."""
+    _native.error_state_changed()
+
+
+_testing_hooked = False
 
 
 def report_pending():
     _native.report_pending()
-    if _installed:
+    if _installed and not _testing_hooked:
         _hook_testing()
 
 
 def _changing(change):
     """Reports the queued work's errors under the state of now, applies the
-    change even if that report raised, then re-reads the state."""
+    change even if that report raised, then marks the state to be read
+    again."""
     try:
         report_pending()
     except BaseException:
@@ -95,7 +119,7 @@ def _changing(change):
         update()
         raise
     result = change()
-    update()
+    _native.error_state_changed()
     return result
 
 
@@ -186,7 +210,7 @@ def install():
     _wrap(warnings.catch_warnings, "__enter__", _enter)
     _wrap(warnings.catch_warnings, "__exit__", _exit)
     _hook_testing()
-    update()
+    _native.set_error_state_reader(read)
 
 
 def _hook_testing():
@@ -194,9 +218,13 @@ def _hook_testing():
     sets the filters itself. Hooked once numpy.testing is imported (importing
     it here would cost every program unittest's import): its filter() calls
     warnings.filterwarnings, which is hooked, so no block starts unhooked."""
+    global _testing_hooked
     utils = sys.modules.get("numpy.testing._private.utils")
     cls = getattr(utils, "suppress_warnings", None)
-    if cls is None or getattr(cls.__exit__, "_npvk", False):
+    if cls is None:
+        return
+    _testing_hooked = True
+    if getattr(cls.__exit__, "_npvk", False):
         return
     _wrap(cls, "__enter__", _enter)
     _wrap(cls, "__exit__", _exit)
@@ -221,6 +249,10 @@ def _suppression_filter(original):
 
 
 def uninstall():
+    global _testing_hooked
+    _testing_hooked = False
+    _native.set_error_state_reader(None)
+    _native.set_strict_errors(False, False)
     while _installed:
         owner, name, original = _installed.pop()
         setattr(owner, name, original)

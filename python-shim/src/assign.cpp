@@ -52,7 +52,7 @@ int assign_subscript(PyObject *self, PyObject *index, PyObject *value) {
       basic_index(index, PyArray_NDIM(reinterpret_cast<PyArrayObject *>(self)))) {
     // Counted like the loops: NumPy's path under an error state or warnings
     // filter that deferred reports cannot honour.
-    if (settings().strict_errors) {
+    if (strict_errors()) {
       count_fallback("setitem", "errstate");
       return g_original_assign(self, index, value);
     }

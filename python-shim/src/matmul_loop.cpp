@@ -29,7 +29,6 @@ int g_count = 0;
 const char *try_matmul(const MatmulSlot &s, char **args, const npy_intp *dims,
                        const npy_intp *steps) {
   if (!settings().enabled) return "disabled";
-  if (settings().strict_errors) return "errstate";
   uint64_t largest = 0;
   for (int k = 0; k < 3; ++k) {
     int found = 0;
@@ -40,6 +39,7 @@ const char *try_matmul(const MatmulSlot &s, char **args, const npy_intp *dims,
     largest = std::max(largest, size);
   }
   if (largest < settings().min_bytes) return "small";
+  if (strict_errors()) return "errstate";
   const void *operands[2] = {args[0], args[1]};
   if (const char *why = cost_model_reason(operands, 2, largest, CostedWork::Product)) return why;
   // Outer count, then A (rows, inner), B (inner, columns), C (rows, columns).

@@ -250,8 +250,8 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
       given = true;
     }
   }
-  if (!settings().enabled || settings().strict_errors || (nargs != uf->nin && !given) ||
-      uf->nin > kMaxInputs || uf->core_enabled)
+  if (!settings().enabled || (nargs != uf->nin && !given) || uf->nin > kMaxInputs ||
+      uf->core_enabled)
     return nullptr;
   bool pending = false;
   for (int k = 0; given && k < nout; ++k) {
@@ -360,6 +360,7 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   for (int d = 0; d < ndim; ++d) result_bytes *= shape[d];
   const bool large = std::max<uint64_t>(largest, uint64_t(result_bytes)) >= settings().min_bytes;
   if (!pending && !(needs_whole && large)) return nullptr;
+  if (strict_errors()) return nullptr;
   // Left to NumPy, whose loop calls are then counted (each takes one call
   // off the bypass too).
   if (elementwise_cost_reason()) return nullptr;

@@ -158,7 +158,6 @@ const char *failure_reason(npvk_status st, const char *otherwise) {
 const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
   const int count = s.nin + s.nout;
   if (!settings().enabled) return "disabled";
-  if (settings().strict_errors) return "errstate";
   if (t_extobj_calls > 0) return "extobj";
   if (s.unsupported) return s.unsupported;
   // An accumulating output (stride 0) is NumPy's reduction loop, called once
@@ -184,6 +183,7 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
     largest = std::max(largest, size);
   }
   if (largest < settings().min_bytes) return "small";
+  if (strict_errors()) return "errstate";
   // Only now, for a call that would be recorded: a column sum over 1e5 short
   // rows (sklearn's scaler) makes 1e5 "small" calls, and a look at the
   // streak every 16 of them took the context's lock 6000 times.

@@ -61,7 +61,7 @@ bool candidate(const Patched &p, PyObject *array) {
   uint64_t size = 0;
   const bool worth = data && npvk_managed_lookup(data, &found, &base, &size) == NPVK_SUCCESS &&
                      found && size >= settings().min_bytes;
-  if (worth && settings().strict_errors) {
+  if (worth && strict_errors()) {
     count_fallback(p.name, "errstate");
     return false;
   }
