@@ -201,6 +201,12 @@ void refresh_error_state() {
   PyObject *read = g_error_state_reader ? PyObject_CallNoArgs(g_error_state_reader) : nullptr;
   if (!read || !PyArg_ParseTuple(read, "pp", &loops, &at_the_op)) {
     loops = at_the_op = 1;
+    // A Ctrl-C that arrived meanwhile surfaced in the reader: it must still
+    // reach the program (at its next bytecode), and the state is read again.
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+      PyErr_SetInterrupt();
+      s.error_state_stale = true;
+    }
     PyErr_Clear();
   }
   Py_XDECREF(read);
