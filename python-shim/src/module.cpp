@@ -595,6 +595,10 @@ bool clip_needs_numpy(double low, double high) {
   return settings().clip_scalar_bounds_keep_zeros && (low == 0.0 || high == 0.0);
 }
 
+uint64_t device_ops_counted() {
+  return g_device_ops.load(std::memory_order_relaxed);
+}
+
 void count_device_op() {
   ++g_device_ops;
   ++g_ops_queued;

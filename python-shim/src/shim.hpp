@@ -91,6 +91,7 @@ PyObject *py_check_fault_handler(PyObject *, PyObject *);
 
 // Counters by ufunc and reason, for npvk.stats().
 void count_device_op();
+uint64_t device_ops_counted();  // since the start or the last reset
 void count_fallback(const char *ufunc, const char *reason);
 // The same for a ufunc loop: the counter of `ufunc`'s calls that fell back
 // for `reason`, for the process's lifetime (a loop keeps its last one: a
