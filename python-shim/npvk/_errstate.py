@@ -22,6 +22,7 @@ not.
 """
 
 import sys
+import threading
 import warnings
 
 import numpy as _np
@@ -82,9 +83,8 @@ def errors_at_the_op(modes=None):
 
 def read():
     """-> (needs_numpy_loops, errors_at_the_op) for the calling thread's state
-    now. The shim calls it before the first call that would go to the device
-    after a change (sklearn's preprocessing tests make 90,000 changes and a
-    few hundred such calls): NumPy 1.x's mask is read as bits."""
+    now. Runs at every change (sklearn's preprocessing tests make 90,000 in
+    one module): NumPy 1.x's mask is read as bits."""
     if _geterrobj is None:
         modes = _error_modes()
         return needs_numpy_loops(modes), errors_at_the_op(modes)
@@ -95,8 +95,10 @@ def read():
 
 
 def update():
-    """Marks the state changed: read() runs again where it next matters."""
-    _native.error_state_changed()
+    # Read at the change, not later from the shim when a call would go to the
+    # device: Python code run from inside a ufunc loop is where a pending
+    # Ctrl-C surfaces, and a KeyboardInterrupt there cannot reach the program.
+    _native.set_strict_errors(*read())
 
 
 _testing_hooked = False
@@ -108,19 +110,29 @@ def report_pending():
         _hook_testing()
 
 
+_changes = threading.local()  # depth: a change inside a change (seterr calls seterrobj)
+
+
 def _changing(change):
     """Reports the queued work's errors under the state of now, applies the
-    change even if that report raised, then marks the state to be read
-    again."""
+    change even if that report raised, then re-reads the state. A change made
+    by the change itself (NumPy 1.x's seterr calls seterrobj, both hooked) is
+    the outer one's: applied alone."""
+    if getattr(_changes, "depth", 0):
+        return change()
+    _changes.depth = 1
     try:
-        report_pending()
-    except BaseException:
-        change()
+        try:
+            report_pending()
+        except BaseException:
+            change()
+            update()
+            raise
+        result = change()
         update()
-        raise
-    result = change()
-    _native.error_state_changed()
-    return result
+        return result
+    finally:
+        _changes.depth = 0
 
 
 class _RecordedWarnings(list):
@@ -210,7 +222,7 @@ def install():
     _wrap(warnings.catch_warnings, "__enter__", _enter)
     _wrap(warnings.catch_warnings, "__exit__", _exit)
     _hook_testing()
-    _native.set_error_state_reader(read)
+    update()
 
 
 def _hook_testing():
@@ -251,7 +263,6 @@ def _suppression_filter(original):
 def uninstall():
     global _testing_hooked
     _testing_hooked = False
-    _native.set_error_state_reader(None)
     _native.set_strict_errors(False, False)
     while _installed:
         owner, name, original = _installed.pop()

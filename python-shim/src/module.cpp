@@ -164,56 +164,12 @@ PyObject *py_set_min_bytes(PyObject *, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
-PyObject *g_error_state_reader = nullptr;  // npvk._errstate.read: -> (numpy_loops, at_the_op)
-
 PyObject *py_set_strict_errors(PyObject *, PyObject *args) {
   int strict = 0, sync = 0;
   if (!PyArg_ParseTuple(args, "pp", &strict, &sync)) return nullptr;
   settings().strict_errors = strict != 0;
   settings().sync_errors = sync != 0;
   Py_RETURN_NONE;
-}
-
-// set_error_state_reader(fn): what reads the state again; None: nothing does.
-PyObject *py_set_error_state_reader(PyObject *, PyObject *reader) {
-  Py_XDECREF(g_error_state_reader);
-  g_error_state_reader = reader == Py_None ? nullptr : reader;
-  Py_XINCREF(g_error_state_reader);
-  settings().error_state_stale = g_error_state_reader != nullptr;
-  Py_RETURN_NONE;
-}
-
-PyObject *py_error_state_changed(PyObject *, PyObject *) {
-  settings().error_state_stale.store(true, std::memory_order_release);
-  Py_RETURN_NONE;
-}
-
-// May run without the GIL (NumPy runs long loops without it) and with a
-// caller's exception pending: both are kept.
-void refresh_error_state() {
-  Settings &s = settings();
-  if (!s.error_state_stale.load(std::memory_order_acquire)) return;
-  PyGILState_STATE gil = PyGILState_Ensure();
-  s.error_state_stale = false;  // a change from here on marks it again
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  int loops = 1, at_the_op = 1;  // where the state cannot be read: NumPy's loops
-  PyObject *read = g_error_state_reader ? PyObject_CallNoArgs(g_error_state_reader) : nullptr;
-  if (!read || !PyArg_ParseTuple(read, "pp", &loops, &at_the_op)) {
-    loops = at_the_op = 1;
-    // A Ctrl-C that arrived meanwhile surfaced in the reader: it must still
-    // reach the program (at its next bytecode), and the state is read again.
-    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
-      PyErr_SetInterrupt();
-      s.error_state_stale = true;
-    }
-    PyErr_Clear();
-  }
-  Py_XDECREF(read);
-  s.strict_errors = loops != 0;
-  s.sync_errors = at_the_op != 0;
-  PyErr_Restore(type, value, traceback);
-  PyGILState_Release(gil);
 }
 
 PyObject *py_set_promotion(PyObject *, PyObject *arg) {
@@ -374,10 +330,6 @@ PyMethodDef g_methods[] = {
     {"report_pending", py_report_pending, METH_NOARGS,
      "run queued device work, if any, and report its FP errors now"},
     {"set_min_bytes", py_set_min_bytes, METH_O, "set NPVK_MIN_BYTES"},
-    {"set_error_state_reader", py_set_error_state_reader, METH_O,
-     "set_error_state_reader(fn): fn() -> (numpy_loops, at_the_op), read after each change"},
-    {"error_state_changed", py_error_state_changed, METH_NOARGS,
-     "the error state or the warnings filters changed: read them again before the next use"},
     {"set_strict_errors", py_set_strict_errors, METH_VARARGS,
      "set_strict_errors(numpy_loops, at_the_op): the error state or warnings filters need "
      "NumPy's own loops, or each op's errors at the op"},
@@ -648,12 +600,10 @@ LoopCounter *loop_fallback_counter(const char *ufunc, const char *reason) {
 }
 
 bool strict_errors() {
-  refresh_error_state();
   return settings().strict_errors.load(std::memory_order_relaxed);
 }
 
 bool sync_errors() {
-  refresh_error_state();
   return settings().sync_errors.load(std::memory_order_relaxed);
 }
 

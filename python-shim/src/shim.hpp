@@ -27,9 +27,6 @@ struct Settings {
   // (report_at_the_op). The same kernels as outside, so the same bits (a
   // fallback to NumPy's loops gave other last bits in sums).
   std::atomic<bool> sync_errors{false};
-  // Set by every change of the error state or the warnings filters: the two
-  // above are read again (npvk/_errstate.py) before they are next asked.
-  std::atomic<bool> error_state_stale{false};
   // NumPy's promotion rules for Python and NumPy scalars (npvk/_numpy.py):
   // value-based casting (NumPy 1.x's default), NEP 50's weak Python scalars
   // and strong NumPy scalars (NumPy 2), or 1.x's 'weak_and_warn', whose
@@ -60,9 +57,8 @@ struct Settings {
 bool clip_needs_numpy(double low, double high);
 Settings &settings();
 // The error state's demands of a call that would go to the device
-// (Settings::strict_errors, sync_errors), read again first where a change
-// left them stale: programs and test suites change the state far more often
-// (every np.errstate block and catch_warnings) than they record device work.
+// (Settings::strict_errors, sync_errors; npvk/_errstate.py sets them at each
+// change of the error state or the warnings filters).
 bool strict_errors();
 bool sync_errors();
 // device_binding.cpp: the managed context, bound on first use (an enabled
