@@ -14,6 +14,10 @@ from npvk_testlib import PYTHON, subprocess_env
 # bound alone one flush took about 25 s here (lavapipe, 2 cores), and a
 # Ctrl-C waited for all of it (196 s in issue 19's program).
 LOOP = textwrap.dedent("""
+    import signal
+    # A shell that started the suite in the background hands it SIGINT
+    # ignored, and Python then raises no KeyboardInterrupt at all.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import npvk
     N = 6_000_000
