@@ -24,6 +24,14 @@ NPVK_API npvk_status npvk_device_prepare(const npvk_context_options *options) {
   });
 }
 
+NPVK_API npvk_status npvk_device_prepare_after(const npvk_context_options *options,
+                                               uint32_t delay_ms) {
+  return guarded([&] {
+    const npvk_context_options opts = read_context_options(options);
+    vk::prepare_device(opts.device, (opts.flags & NPVK_CONTEXT_VALIDATION) != 0, delay_ms);
+  });
+}
+
 NPVK_API npvk_status npvk_device_prepare_end(void) {
   return guarded([&] { vk::end_preparation(); });
 }

@@ -4,6 +4,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -19,9 +20,13 @@ namespace {
 struct Preparation {
   std::mutex mutex;
   std::condition_variable finished_cv;
+  std::condition_variable wake_cv;  // ends a delayed start's wait early
   bool started = false;
   bool finished = false;
-  pid_t pid = 0;  // the process that started it
+  bool creating = false;   // the thread has begun loading the driver
+  bool go = false;         // start now: no more delay
+  bool cancelled = false;  // ended before it began: make nothing
+  pid_t pid = 0;           // the process that started it
   bool validation = false;
   DisabledFeatures disabled;
   std::unique_ptr<Device> device;  // null when it failed, or once taken
@@ -37,13 +42,34 @@ bool same(const DisabledFeatures &a, const DisabledFeatures &b) {
   return a.float64 == b.float64 && a.int64 == b.int64 && a.unknown == b.unknown;
 }
 
-// Blocks until the preparation's thread is done. Run before fork too: a
-// child must not inherit the driver's locks mid-creation.
+// Blocks until the preparation's thread is done; one still waiting out its
+// delay is cancelled and makes nothing, so an exit does not wait for a
+// driver it never needed.
 void wait_for_preparation() {
   Preparation &p = preparation();
   std::unique_lock<std::mutex> lock(p.mutex);
   if (p.pid != getpid()) return;
+  if (p.started && !p.creating) {
+    p.cancelled = true;
+    p.wake_cv.notify_all();
+  }
   p.finished_cv.wait(lock, [&] { return !p.started || p.finished; });
+}
+
+// Fork: a child must not inherit the driver's locks mid-creation. The lock
+// is held across fork(), so a thread still waiting out its delay cannot
+// begin meanwhile; one that began is waited for. (A waiting thread holds
+// nothing, and the child, which has no such thread, makes its own device.)
+void before_fork() {
+  Preparation &p = preparation();
+  std::unique_lock<std::mutex> lock(p.mutex);
+  if (p.pid == getpid())
+    p.finished_cv.wait(lock, [&] { return !p.started || !p.creating || p.finished; });
+  lock.release();  // held across fork(); after_fork unlocks it
+}
+
+void after_fork() {
+  preparation().mutex.unlock();
 }
 
 // The Vulkan loader and the driver read environment variables (getenv)
@@ -68,15 +94,25 @@ void keep_environment_block() {
 
 }  // namespace
 
-void prepare_device(const char *selector, bool validation) {
+void prepare_device(const char *selector, bool validation, uint32_t delay_ms) {
   Preparation &p = preparation();
   const Options env = Options::from_environment();
   // Test-only feature masks that warn are left to the context (warned once).
   if (!env.prepare_device || !env.disable_features.unknown.empty()) return;
   {
     std::lock_guard<std::mutex> lock(p.mutex);
-    if (p.started) return;
+    if (p.started) {
+      // A delayed start begins now (a call from another process, a fork's
+      // child, finds its parent's preparation and leaves it).
+      if (p.pid == getpid() && delay_ms == 0) {
+        p.go = true;
+        p.wake_cv.notify_all();
+      }
+      return;
+    }
     p.started = true;
+    p.creating = p.cancelled = false;
+    p.go = delay_ms == 0;
     p.pid = getpid();
     p.validation = validation || env.validation;  // as a context decides
     p.disabled = env.disable_features;
@@ -93,11 +129,22 @@ void prepare_device(const char *selector, bool validation) {
   }
   const bool by_rank = chosen.empty() || strcasecmp(chosen.c_str(), "local-rank") == 0;
   static std::once_flag once;
-  std::call_once(once, [] { pthread_atfork(wait_for_preparation, nullptr, nullptr); });
+  std::call_once(once, [] { pthread_atfork(before_fork, after_fork, after_fork); });
   keep_environment_block();
   const bool with_layer = validation || env.validation;  // as p.validation
   const DisabledFeatures disabled = env.disable_features;
-  std::thread([&p, chosen, rank, by_rank, with_layer, disabled] {
+  std::thread([&p, chosen, rank, by_rank, with_layer, disabled, delay_ms] {
+    {
+      std::unique_lock<std::mutex> lock(p.mutex);
+      p.wake_cv.wait_for(lock, std::chrono::milliseconds(delay_ms),
+                         [&] { return p.go || p.cancelled; });
+      if (p.cancelled) {
+        p.finished = true;
+        p.finished_cv.notify_all();
+        return;
+      }
+      p.creating = true;
+    }
     std::unique_ptr<Device> device;
     try {
       require(rank != -2, NPVK_ERR_NO_DEVICE, "bad local rank");
@@ -133,6 +180,8 @@ std::unique_ptr<Device> take_prepared_device(bool validation, const DisabledFeat
   Preparation &p = preparation();
   std::unique_lock<std::mutex> lock(p.mutex);
   if (!p.started || p.pid != getpid()) return nullptr;
+  p.go = true;  // wanted now: no more delay
+  p.wake_cv.notify_all();
   p.finished_cv.wait(lock, [&] { return p.finished; });
   // Taken or not, it is over: a later npvk_device_prepare starts again, and
   // a device this context does not take is freed when `device` goes.

@@ -7,6 +7,7 @@
 // NPVK_DEVICE or a launcher's rank set after the preparation still count.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "base/options.hpp"
@@ -18,7 +19,11 @@ namespace npvk::vk {
 // none) and the environment's settings choose now, with the validation layer
 // where `validation` or NPVK_VALIDATION asks. Returns at once; a second call
 // does nothing. Failures are silent: the context meets them itself.
-void prepare_device(const char *selector, bool validation);
+// `delay_ms`: the thread waits that long before it loads the driver, so that
+// a process that ends sooner (an import-only one) never loads it; a call
+// with no delay, or a context taking the device, ends the wait early, and
+// end_preparation during it cancels the preparation.
+void prepare_device(const char *selector, bool validation, uint32_t delay_ms = 0);
 
 // Waits for the preparation to end and frees a device no context took.
 // Needed before exit() while it may run: the exit handlers of the driver's

@@ -302,13 +302,19 @@ NPVK_API npvk_status npvk_context_create(const npvk_context_options *options, np
  * that device over if it would choose the same device with the same
  * settings; otherwise it is left unused. Any failure is left for the context
  * to meet and report. A call while a device so made waits for a context does
- * nothing. Optional: it only
+ * nothing (one whose start was delayed starts now). Optional: it only
  * hides the driver's start-up (30-40 ms for lavapipe) behind the caller's
  * own work.
  * A process that called it must call npvk_device_prepare_end before exit():
  * the exit handlers of the driver's own libraries would otherwise run while
  * the device may still be in the making. */
 NPVK_API npvk_status npvk_device_prepare(const npvk_context_options *options);
+/* As npvk_device_prepare, but the thread waits `delay_ms` before it loads the
+ * driver: a process that ends sooner (npvk_device_prepare_end cancels the
+ * wait) never loads it. npvk_device_prepare, or a context created meanwhile,
+ * ends the wait early. */
+NPVK_API npvk_status npvk_device_prepare_after(const npvk_context_options *options,
+                                               uint32_t delay_ms);
 /* Waits for npvk_device_prepare's work to end, and frees the device it made
  * if no context took it. Safe to call at any time, and more than once. */
 NPVK_API npvk_status npvk_device_prepare_end(void);

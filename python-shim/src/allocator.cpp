@@ -77,6 +77,9 @@ void *numpy_malloc(size_t size) {
 
 void *allocate(uint64_t size, bool zero) {
   int active = 0;
+  // The program's first array of some size: the device it will likely want
+  // is made from now on, without the rest of the delay.
+  if (size >= managed_from()) prepare_binding_now();
   // The first managed allocation binds the device (context() does).
   if (settings().enabled && wants_managed(size) && context().id &&
       npvk_managed_active(&active) == NPVK_SUCCESS && active) {

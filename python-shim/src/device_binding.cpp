@@ -153,6 +153,12 @@ int set_device_selector(const char *selector) {
   return 0;
 }
 
+// Long enough for an import-only process (python -c "import numpy") to end
+// first; short enough that a program importing more libraries after NumPy
+// (pandas: 0.15 s) hides the driver's start-up (30-40 ms) behind them.
+constexpr uint32_t kPrepareDelayMs = 50;
+std::atomic<bool> g_preparation_delayed{false};
+
 void prepare_binding() {
   std::lock_guard<std::mutex> lock(g_bind_mutex);
   if (g_ctx_id.load() || !g_failure.empty()) return;
@@ -162,7 +168,17 @@ void prepare_binding() {
   npvk_context_options options{};
   options.struct_size = sizeof options;
   options.device = g_selector.empty() ? nullptr : g_selector.c_str();
-  npvk_device_prepare(&options);
+  if (npvk_device_prepare_after(&options, kPrepareDelayMs) == NPVK_SUCCESS)
+    g_preparation_delayed.store(true, std::memory_order_relaxed);
+}
+
+void prepare_binding_now() {
+  if (!g_preparation_delayed.load(std::memory_order_relaxed) ||
+      !g_preparation_delayed.exchange(false, std::memory_order_relaxed))
+    return;
+  npvk_context_options options{};
+  options.struct_size = sizeof options;
+  npvk_device_prepare(&options);  // ends the delay of the one under way
 }
 
 bool replace_or_defer_loop(PyObject *ufunc, npvk_op op, const int *type_nums,

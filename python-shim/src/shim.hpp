@@ -69,8 +69,12 @@ bool device_bound();
 // enable(device=...): the device binding will use, checked now. 0, or -1 with
 // an exception set; ignored once bound (npvk.enable() compares instead).
 // Starts making the device that binding would make now, on a thread of its
-// own (npvk_device_prepare); binding takes it over.
+// own (npvk_device_prepare_after); binding takes it over. The thread waits
+// kPrepareDelayMs before it loads the driver, so that a process that only
+// imports NumPy never does; the program's first array of managed_from()
+// bytes or more starts it at once (prepare_binding_now).
 void prepare_binding();
+void prepare_binding_now();
 int set_device_selector(const char *selector);
 // Loop replacements need the device's capabilities: before binding they wait
 // for it (true), after it they run at once.

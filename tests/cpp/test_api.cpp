@@ -1,4 +1,5 @@
 // The informational corners of the ABI: versions, status and dtype names, device queries.
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
@@ -174,12 +175,47 @@ TEST(PreparedDevice, EndFreesAnUntakenDevice) {
   NPVK_EXPECT_OK(npvk_context_release(ctx));
 }
 
+// A delayed start: the delay here is ten minutes, so that a test that
+// waited it out would fail by the suite's timeout rather than pass slowly.
+constexpr uint32_t kTenMinutesMs = 600000;
+
+void expect_the_next_context_takes_it() {
+  npvk_context ctx{0};
+  NPVK_ASSERT_OK(npvk_context_create(nullptr, &ctx));
+  EXPECT_EQ(device_prepared(ctx), 1u);
+  NPVK_EXPECT_OK(npvk_context_release(ctx));
+}
+
+TEST(PreparedDevice, AContextEndsADelayedStartAndTakesTheDevice) {
+  NPVK_ASSERT_OK(npvk_device_prepare_after(nullptr, kTenMinutesMs));
+  expect_the_next_context_takes_it();
+}
+
+TEST(PreparedDevice, PrepareEndsADelayedStart) {
+  NPVK_ASSERT_OK(npvk_device_prepare_after(nullptr, kTenMinutesMs));
+  NPVK_ASSERT_OK(npvk_device_prepare(nullptr));  // now, without the rest of the delay
+  expect_the_next_context_takes_it();
+}
+
+TEST(PreparedDevice, EndCancelsADelayedStartThatMadeNothing) {
+  NPVK_ASSERT_OK(npvk_device_prepare_after(nullptr, kTenMinutesMs));
+  const auto start = std::chrono::steady_clock::now();
+  NPVK_ASSERT_OK(npvk_device_prepare_end());
+  // Cancelled, not waited out (a functional bound, far above any machine's).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1));
+  npvk_context ctx{0};
+  NPVK_ASSERT_OK(npvk_context_create(nullptr, &ctx));
+  EXPECT_EQ(device_prepared(ctx), 0u);
+  NPVK_EXPECT_OK(npvk_context_release(ctx));
+}
+
 TEST(PreparedDevice, BadOptionsAreErrors) {
   npvk_context_options options{};
   EXPECT_EQ(npvk_device_prepare(&options), NPVK_ERR_INVALID_ARGUMENT);  // no struct_size
   options.struct_size = sizeof options;
   options.flags = 1u << 30;
   EXPECT_EQ(npvk_device_prepare(&options), NPVK_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(npvk_device_prepare_after(&options, 10), NPVK_ERR_INVALID_ARGUMENT);
   NPVK_EXPECT_OK(npvk_device_prepare_end());
 }
 

@@ -176,6 +176,22 @@ def test_a_program_that_exits_while_the_device_is_made_exits_cleanly():
         assert r.returncode == 0, r.stderr
 
 
+def test_an_import_only_process_never_loads_the_driver():
+    # The device made ahead waits 50 ms before it loads the driver, and a
+    # process that ends sooner cancels it at exit. Three tries: one that a
+    # loaded machine stalled past 50 ms right after the import may load it.
+    env = subprocess_env(NPVK="1")
+    program = ("import npvk_autoload, numpy, npvk\n"
+               "loaded = 'libvulkan' in open('/proc/self/maps').read()\n"
+               "print(npvk.is_enabled(), loaded)\n")
+    outputs = []
+    for _ in range(3):
+        r = run_python(["-c", program], env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        outputs.append(r.stdout.strip())
+    assert "True False" in outputs, outputs
+
+
 def test_reports_before_binding_do_not_bind(two_devices):
     program = ("import numpy as np, npvk, json\nnpvk.enable(min_bytes=0)\n"
                "s = npvk.stats(); npvk.summary(); npvk.sync(); npvk.profile()\n"
