@@ -136,18 +136,53 @@ def test_host_runs_of_broadcast_rows_give_numpys_bits_and_warnings(tmp_path):
     loop call per row) replays with NumPy's loops, its FP status read once
     after all rows: an overflow in one middle row is still NumPy's warning,
     and the results are NumPy's bits."""
+    assert _run_with_the_host_free(tmp_path, _ROWS_CHILD) == ["1", "0", "True", "True"]
+
+
+def _run_with_the_host_free(tmp_path, child):
+    """-> the words `child` prints in a process whose cost model finds the
+    host free (a first run measures the figures, which are then replaced)."""
     env = dict(os.environ, PYTHONPATH=NPVK_PYTHON_DIR, NPVK_CACHE_DIR=str(tmp_path),
                NPVK_COST_MODEL="1")
     env.pop("NPVK", None)
-    run = lambda: subprocess.run([sys.executable, "-c", _ROWS_CHILD], env=env, text=True,
+    run = lambda: subprocess.run([sys.executable, "-c", child], env=env, text=True,
                                  capture_output=True, timeout=300)
-    first = run()  # measures the figures, then the host is made to look free
+    first = run()
     assert first.returncode == 0, first.stderr
     (figures,) = tmp_path.glob("cost-model-*.txt")
     figures.write_text(_figures_file(1e6, 0))
     out = run()
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "0", "True", "True"], out.stdout
+    return out.stdout.split()
+
+
+_STRIDED_CHILD = textwrap.dedent("""
+    import numpy as np, npvk
+    x0 = np.linspace(-2.0, 2.0, 1 << 20).reshape(1024, 1024)
+    def work(x):
+        # Strided operands: copies of every other column and of the
+        # transpose, one into a strided output, and a select (np.where) of
+        # every other element.
+        a = x[:, ::2].copy()
+        b = np.zeros((1024, 2048))
+        b[:, ::2] = x.T
+        flat = x.ravel()
+        c = np.where(flat[::2] > 0.5, flat[::2], flat[1::2])
+        d = np.ascontiguousarray((x * 3.0).T)
+        return a, b, c, d
+    expected = work(x0)
+    npvk.enable()
+    got = work(np.array(x0))
+    same = all(np.array_equal(g, e) and g.dtype == e.dtype for g, e in zip(got, expected))
+    s = npvk.stats()
+    print(s["host_flushes"] > 0, same)
+""")
+
+
+def test_host_runs_of_strided_casts_and_selects_give_numpys_bits(tmp_path):
+    """Casts and np.where have no NumPy loop to replay with: the host runs
+    them itself, strided operands in contiguous blocks."""
+    assert _run_with_the_host_free(tmp_path, _STRIDED_CHILD) == ["True", "True"]
 
 
 def test_off_and_forced_mode_keep_everything_on_the_device(monkeypatch):
