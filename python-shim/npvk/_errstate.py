@@ -12,17 +12,17 @@ record into. Without such changes nothing is run early: laziness is kept in
 the common case.
 
 Where deferring cannot give NumPy's outcome, either each op runs on the device
-as it is recorded and reports its errors then (errors_at_the_op(): error
-modes that raise or call back, and warnings filters that turn RuntimeWarning
-into an exception; they must act at the op), or every loop takes NumPy's own
-path (needs_numpy_loops(): reported underflow, which the device does not
-detect). Running the same kernels keeps a call's result bits the same inside
+as it is recorded and reports its errors then (error modes that raise or
+call back, and warnings filters that turn RuntimeWarning into an exception;
+they must act at the op), or every loop takes NumPy's own path (reported
+underflow, which the device does not detect). The shim applies each change
+and reads the state after it (python-shim/src/error_state.cpp). Running the same kernels keeps a call's result bits the same inside
 and outside such a state, which NumPy's loops (another summation order) did
 not.
 """
 
+import functools
 import sys
-import threading
 import warnings
 
 import numpy as _np
@@ -43,62 +43,26 @@ _installed = []  # (owner, name, original) to restore
 
 _geterrobj = getattr(_umath, "geterrobj", None)  # NumPy 1.x only
 # Mode codes in the mask that act at the op (raise, call, log, and the
-# unknown ones, which _error_modes calls "raise").
+# unknown ones, taken as "raise").
 _ACTING_CODES = frozenset(code for code in range(8)
                           if _MODES.get(code, "raise") in _ACTING_MODES)
 
 
-def _error_modes():
-    if _geterrobj is None:
-        return _np.geterr()
-    mask = _geterrobj()[1]
-    return {k: _MODES.get((mask >> shift) & 7, "raise") for k, shift in _SHIFTS.items()}
+_CODES = {mode: code for code, mode in _MODES.items()}
 
 
-def _filters_raise_runtime_warning():
-    """Whether a warnings filter may turn NumPy's RuntimeWarning into an
-    exception (conservatively: any 'error' filter for it, up to the first
-    filter that catches every RuntimeWarning)."""
-    for action, message, category, module, lineno in warnings.filters:
-        if not issubclass(RuntimeWarning, category):
-            continue
-        if action == "error":
-            return True
-        if (message is None or message.pattern == "") and module is None and not lineno:
-            return False
-    return False
-
-
-def needs_numpy_loops(modes=None):
-    modes = modes or _error_modes()
-    return modes["under"] != "ignore"
-
-
-def errors_at_the_op(modes=None):
-    modes = modes or _error_modes()
-    if any(modes[k] in _ACTING_MODES for k in ("divide", "over", "invalid")):
-        return True
-    return _filters_raise_runtime_warning()
-
-
-def read():
-    """-> (needs_numpy_loops, errors_at_the_op) for the calling thread's state
-    now. Runs at every change (sklearn's preprocessing tests make 90,000 in
-    one module): NumPy 1.x's mask is read as bits."""
-    if _geterrobj is None:
-        modes = _error_modes()
-        return needs_numpy_loops(modes), errors_at_the_op(modes)
-    mask = _geterrobj()[1]
-    acting = ((mask & 7) in _ACTING_CODES or (mask >> 3) & 7 in _ACTING_CODES
-              or (mask >> 9) & 7 in _ACTING_CODES)
-    return (mask >> 6) & 7 != 0, acting or _filters_raise_runtime_warning()
+def _error_mask():
+    """NumPy 2's error state as NumPy 1.x's mask, for the shim (which reads
+    1.x's mask itself); a mode it does not know counts as "raise"."""
+    modes = _np.geterr()
+    return sum(_CODES.get(modes[k], 2) << shift for k, shift in _SHIFTS.items())
 
 
 def update():
     # Read at the change, not later from the shim when a call would go to the
     # device: Python code run from inside a ufunc loop is where a pending
     # Ctrl-C surfaces, and a KeyboardInterrupt there cannot reach the program.
-    _native.set_strict_errors(*read())
+    _native.update_error_state()
 
 
 _testing_hooked = False
@@ -108,31 +72,6 @@ def report_pending():
     _native.report_pending()
     if _installed and not _testing_hooked:
         _hook_testing()
-
-
-_changes = threading.local()  # depth: a change inside a change (seterr calls seterrobj)
-
-
-def _changing(change):
-    """Reports the queued work's errors under the state of now, applies the
-    change even if that report raised, then re-reads the state. A change made
-    by the change itself (NumPy 1.x's seterr calls seterrobj, both hooked) is
-    the outer one's: applied alone."""
-    if getattr(_changes, "depth", 0):
-        return change()
-    _changes.depth = 1
-    try:
-        try:
-            report_pending()
-        except BaseException:
-            change()
-            update()
-            raise
-        result = change()
-        update()
-        return result
-    finally:
-        _changes.depth = 0
 
 
 class _RecordedWarnings(list):
@@ -171,14 +110,15 @@ def _wrap(owner, name, make):
 
 
 def _state_setter(original):
-    def setter(*args, **kwargs):
-        return _changing(lambda: original(*args, **kwargs))
-    return setter
+    # A C callable, no Python frame: programs make these changes by the
+    # hundred thousand (python-shim/src/error_state.cpp).
+    return functools.update_wrapper(functools.partial(_native.change_error_state, original),
+                                    original)
 
 
 def _enter(original):
     def __enter__(self):
-        result = _changing(lambda: original(self))
+        result = _native.change_error_state(original, self)
         module = getattr(self, "_module", None)
         if (type(result) is list and module is not None and
                 getattr(module, "_showwarnmsg_impl", None) == result.append):
@@ -191,7 +131,7 @@ def _enter(original):
 
 def _exit(original):
     def __exit__(self, *exc_info):
-        return _changing(lambda: original(self, *exc_info))
+        return _native.change_error_state(original, self, *exc_info)
     return __exit__
 
 
@@ -222,6 +162,9 @@ def install():
     _wrap(warnings.catch_warnings, "__enter__", _enter)
     _wrap(warnings.catch_warnings, "__exit__", _exit)
     _hook_testing()
+    _native.error_state_setup(_geterrobj, _error_mask, warnings,
+                              None if _testing_hooked else _hook_testing,
+                              sum(1 << code for code in _ACTING_CODES))
     update()
 
 
@@ -234,13 +177,14 @@ def _hook_testing():
     utils = sys.modules.get("numpy.testing._private.utils")
     cls = getattr(utils, "suppress_warnings", None)
     if cls is None:
-        return
+        return False
     _testing_hooked = True
     if getattr(cls.__exit__, "_npvk", False):
-        return
+        return True
     _wrap(cls, "__enter__", _enter)
     _wrap(cls, "__exit__", _exit)
     _wrap(cls, "_filter", _suppression_filter)
+    return True
 
 
 def _suppression_filter(original):

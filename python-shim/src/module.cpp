@@ -132,6 +132,8 @@ PyObject *py_replace_loop(PyObject *, PyObject *args) {
   return PyBool_FromLong(done);
 }
 
+}  // namespace
+
 PyObject *sync_and_report(bool only_if_queued) {
   const uint64_t queued = g_ops_queued.load();
   if (!only_if_queued || queued != g_ops_synced.load()) {
@@ -144,6 +146,8 @@ PyObject *sync_and_report(bool only_if_queued) {
   if (report_fp_errors() < 0) return nullptr;
   Py_RETURN_NONE;
 }
+
+namespace {
 
 PyObject *py_sync(PyObject *, PyObject *) {
   return sync_and_report(false);
@@ -167,8 +171,7 @@ PyObject *py_set_min_bytes(PyObject *, PyObject *arg) {
 PyObject *py_set_strict_errors(PyObject *, PyObject *args) {
   int strict = 0, sync = 0;
   if (!PyArg_ParseTuple(args, "pp", &strict, &sync)) return nullptr;
-  settings().strict_errors = strict != 0;
-  settings().sync_errors = sync != 0;
+  set_strict_errors(strict != 0, sync != 0);
   Py_RETURN_NONE;
 }
 
@@ -330,6 +333,15 @@ PyMethodDef g_methods[] = {
     {"report_pending", py_report_pending, METH_NOARGS,
      "run queued device work, if any, and report its FP errors now"},
     {"set_min_bytes", py_set_min_bytes, METH_O, "set NPVK_MIN_BYTES"},
+    {"error_state_setup", py_error_state_setup, METH_VARARGS,
+     "error_state_setup(geterrobj, error_mask, warnings, hook_testing, acting_codes): how the "
+     "shim reads the error state"},
+    {"update_error_state", py_update_error_state, METH_NOARGS,
+     "read the error state and the warnings filters of now"},
+    {"change_error_state", reinterpret_cast<PyCFunction>(py_change_error_state),
+     METH_VARARGS | METH_KEYWORDS,
+     "change_error_state(change, *args, **kwargs): report queued work's FP errors, apply the "
+     "change, read the state again"},
     {"set_strict_errors", py_set_strict_errors, METH_VARARGS,
      "set_strict_errors(numpy_loops, at_the_op): the error state or warnings filters need "
      "NumPy's own loops, or each op's errors at the op"},
@@ -605,6 +617,11 @@ bool strict_errors() {
 
 bool sync_errors() {
   return settings().sync_errors.load(std::memory_order_relaxed);
+}
+
+void set_strict_errors(bool numpy_loops, bool at_the_op) {
+  settings().strict_errors = numpy_loops;
+  settings().sync_errors = at_the_op;
 }
 
 void reset_counters() {

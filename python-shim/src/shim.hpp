@@ -61,6 +61,15 @@ Settings &settings();
 // change of the error state or the warnings filters).
 bool strict_errors();
 bool sync_errors();
+void set_strict_errors(bool numpy_loops, bool at_the_op);
+// Runs the queued work (only if the shim queued any since, with
+// `only_if_queued`) and reports its FP errors; None, or null with an
+// exception set.
+PyObject *sync_and_report(bool only_if_queued);
+// error_state.cpp: changes of NumPy's error state and the warnings filters.
+PyObject *py_error_state_setup(PyObject *, PyObject *args);
+PyObject *py_update_error_state(PyObject *, PyObject *);
+PyObject *py_change_error_state(PyObject *, PyObject *args, PyObject *kwargs);
 // device_binding.cpp: the managed context, bound on first use (an enabled
 // process that has no device yet binds it here).
 npvk_context context();

@@ -436,22 +436,34 @@ AT_THE_OP_CASES = {
 
 
 def _outcome(fn, state):
-    """(exception type, message) of fn under `state`, or None."""
+    """(exception type, message, whether the statement after the op ran) of
+    fn under `state`, or None. The error must come at the op itself: the
+    statement after it must not run, as under NumPy."""
+    after = []
     try:
         with warnings.catch_warnings():
             if state == "filter_error":
                 warnings.simplefilter("error")
+            elif state == "filter_error_behind_a_message_filter":
+                # A filter for one message only does not catch every
+                # RuntimeWarning: the one behind it still makes them errors.
+                warnings.filterwarnings("error", category=RuntimeWarning)
+                warnings.filterwarnings("ignore", message="not this one")
+            if state.startswith("filter_error"):
                 fn()
+                after.append(True)
             else:
                 # Not all="raise": reporting underflow takes NumPy's loops.
                 with np.errstate(divide="raise", over="raise", invalid="raise"):
                     fn()
+                    after.append(True)
     except (RuntimeWarning, FloatingPointError) as e:
-        return type(e).__name__, str(e)
+        return type(e).__name__, str(e), bool(after)
     return None
 
 
-@pytest.mark.parametrize("state", ["filter_error", "errstate_raise"])
+@pytest.mark.parametrize("state", ["filter_error", "filter_error_behind_a_message_filter",
+                                   "errstate_raise"])
 @pytest.mark.parametrize("case", list(AT_THE_OP_CASES))
 def test_errors_at_the_op_raise_as_numpy(case, state):
     """Warnings as errors and 'raise' modes run the op on the device at once
