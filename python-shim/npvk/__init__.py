@@ -9,6 +9,7 @@ results; anything npvk cannot do runs on NumPy's own path and is counted in
 
 import atexit
 import os
+import sys
 import threading
 
 import numpy as _np
@@ -286,10 +287,40 @@ def _patch_threads():
     def start_thread(self):
         if _enabled:
             _native.threads_starting()
+            _patch_work_items()
         return start(self)
 
     start_thread._npvk = True
     threading.Thread.start = start_thread
+
+
+def _patch_work_items():
+    # A pool's worker thread (concurrent.futures, dask's threaded scheduler)
+    # lives on after each task: each task reports its ops' FP errors, under
+    # the worker's own error state, before its future has a result, as NumPy
+    # warned inside the task. Patched as a pool starts its first worker, so
+    # that a program that never uses one does not import the module.
+    module = sys.modules.get("concurrent.futures.thread")
+    item = getattr(module, "_WorkItem", None)
+    if item is None or getattr(item.run, "_npvk", False):
+        return
+    run = item.run
+
+    def run_then_report(self):
+        fn = self.fn
+
+        def fn_then_report(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                if _enabled:
+                    _errstate.report_pending()
+
+        self.fn = fn_then_report
+        return run(self)
+
+    run_then_report._npvk = True
+    item.run = run_then_report
 
 
 def summary():

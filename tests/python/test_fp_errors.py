@@ -584,3 +584,32 @@ def test_a_threads_error_is_reported_under_its_own_state():
             _two_threads(divide_under_warn, ignore_invalid)
             assert np.isnan(result["r"]).all()
     assert [str(w.message) for w in caught] == ["invalid value encountered in divide"]
+
+
+def test_a_pool_tasks_errors_are_reported_before_its_result():
+    """A pool's worker thread lives on after a task, so it cannot wait for its
+    end: each task reports its ops' errors before its future has a result,
+    under the worker's state (dask's threaded scheduler: a cumprod that
+    overflows warned only plain)."""
+    import concurrent.futures
+
+    def overflow():
+        return np.exp(np.full(1_000_000, 1000.0))  # queued, not read
+
+    def run():
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = pool.submit(overflow).result()
+                messages = [str(w.message) for w in caught]
+        return messages, result
+
+    expected, plain = run()
+    with npvk_enabled(min_bytes=0):
+        delta = StatsDelta()
+        messages, result = run()
+        assert np.array_equal(result, plain)
+        assert delta.device_ops >= 1
+    assert expected == ["overflow encountered in exp"]
+    assert messages == expected
+
