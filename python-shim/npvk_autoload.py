@@ -11,7 +11,19 @@ import os
 import sys
 
 
-def _enable():
+_pending = False  # NumPy was imported by npvk's own import: enable at its end
+
+
+def _enable(npvk_whole=False):
+    global _pending
+    spec = getattr(sys.modules.get("npvk"), "__spec__", None)
+    if not npvk_whole and getattr(spec, "_initializing", False):
+        # The program imported npvk before NumPy (to call npvk.stats()
+        # later, say), and npvk's import imported NumPy: npvk is not whole
+        # yet. Its last lines call _enable(npvk_whole=True).
+        _pending = True
+        return
+    _pending = False
     try:
         import npvk
 

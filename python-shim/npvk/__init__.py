@@ -383,3 +383,12 @@ def get_include():
     install puts it in <prefix>/include)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
     return path if os.path.isfile(os.path.join(path, "npvk", "npvk.h")) else None
+
+
+# NPVK=1 and a program that imports npvk before NumPy: npvk's own import of
+# NumPy ran the autoload hook while this module was still being made, so it
+# waited (npvk_autoload._pending); npvk is whole now, all but this line.
+_autoload = sys.modules.get("npvk_autoload")
+if getattr(_autoload, "_pending", False):
+    _autoload._enable(npvk_whole=True)
+

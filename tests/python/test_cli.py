@@ -177,6 +177,21 @@ def test_autoload_module_import(program, plain_result):
     assert _parse(proc.stdout)["loaded"] is False
 
 
+def test_autoload_with_npvk_imported_before_numpy():
+    """NPVK=1 and `import npvk` before `import numpy`: npvk's own import
+    imports NumPy, whose hook must wait for npvk to be whole, then enable it
+    (it said "not enabled: partially initialized module 'npvk'")."""
+    code = ("import site\n"
+            f"site.addsitedir({NPVK_PYTHON_DIR!r})\n"
+            "import npvk\n"
+            "import numpy as np\n"
+            "print(npvk.is_enabled())\n")
+    proc = run_python(["-c", code], env=subprocess_env(NPVK="1"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "", proc.stderr
+    assert proc.stdout.split() == ["True"]
+
+
 @pytest.fixture(scope="module")
 def user_site(tmp_path_factory):
     """A real site directory (the user site of a private PYTHONUSERBASE)
