@@ -358,7 +358,13 @@ def test_on_lavapipe_reductions_scans_and_products_are_numpys(cost_model_on):
     assert npvk._native.host_waits(doubled_matrix, False)
     got_pending_product = doubled_matrix @ y
     got_scan = np.cumsum(x)
-    assert _fallbacks("add.reduce") == 2
+    # The sum of queued work stays on the device with its producer where the
+    # device streams memory at least as fast as the host (src/cost_model.cpp).
+    # Lavapipe on Mesa 25 measures about even with NumPy on this machine, on
+    # either side of 1.0 from one measurement to the next.
+    figures = npvk.cost_model(measure=False)
+    pending_sum_on_host = figures["host_ns_per_byte"] < figures["device_ns_per_byte"]
+    assert _fallbacks("add.reduce") == (2 if pending_sum_on_host else 1), figures
     assert products >= 1
     assert _fallbacks("matmul") == products + 1
     assert _fallbacks("add.accumulate") == 1
