@@ -90,6 +90,47 @@ void Device::submit_and_wait(VkCommandBuffer cmd) {
   check(fn_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
 }
 
+void Device::submit_and_wait_from_worker(const std::function<void(VkCommandBuffer)> &record) {
+  require(!lost_, NPVK_ERR_DEVICE_LOST, "the Vulkan device was lost earlier");
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pci.queueFamilyIndex = caps_.compute_queue_family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  auto release = [&] {
+    if (fence) fn_.vkDestroyFence(device_, fence, nullptr);
+    if (pool) fn_.vkDestroyCommandPool(device_, pool, nullptr);  // frees its command buffer
+  };
+  try {
+    check(fn_.vkCreateCommandPool(device_, &pci, nullptr, &pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    check(fn_.vkAllocateCommandBuffers(device_, &cai, &cmd), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(fn_.vkCreateFence(device_, &fci, nullptr, &fence), "vkCreateFence");
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(fn_.vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+    record(cmd);
+    check(fn_.vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    {
+      std::lock_guard<std::mutex> turn(worker_submit_);
+      check(fn_.vkQueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
+    }
+    check(fn_.vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
+}
+
 void Device::submit_and_wait(const std::function<void(VkCommandBuffer)> &record) {
   VkCommandBuffer cmd = begin_commands();
   record(cmd);

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "vulkan/physical_device.hpp"
 
@@ -29,6 +30,10 @@ class Device {
   // Submits a recorded command buffer and waits on a fence.
   void submit_and_wait(VkCommandBuffer cmd);
   VkCommandBuffer begin_commands();
+  // The same from other threads (KernelStore::prepare's), each with a command
+  // pool of its own; their submissions take turns on the queue. The device's
+  // owner must not submit meanwhile.
+  void submit_and_wait_from_worker(const std::function<void(VkCommandBuffer)> &record);
   // Set once the device reports VK_ERROR_DEVICE_LOST; every later call fails fast.
   bool lost() const { return lost_; }
   void check(VkResult result, const char *what);
@@ -43,6 +48,7 @@ class Device {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   bool lost_ = false;
+  std::mutex worker_submit_;
 };
 
 }  // namespace npvk::vk

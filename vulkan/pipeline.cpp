@@ -6,7 +6,7 @@
 namespace npvk::vk {
 
 PipelineFactory::PipelineFactory(Device &device, KernelCache &cache, uint32_t push_size)
-    : device_(device), cache_(cache) {
+    : device_(device), cache_(cache), push_size_(push_size) {
   const Functions &fn = device.fn();
   require(push_size <= device.info().max_push_constants_size, NPVK_ERR_UNSUPPORTED,
           "the device offers fewer push-constant bytes than npvk's kernels use");
@@ -80,6 +80,18 @@ VkPipeline PipelineFactory::create(const std::vector<uint32_t> &spirv) {
   fn.vkDestroyShaderModule(device_.handle(), module, nullptr);
   device_.check(r, "vkCreateComputePipelines");
   return pipeline;
+}
+
+void PipelineFactory::compile_machine_code(VkPipeline pipeline) {
+  const Functions &fn = device_.fn();
+  // Every push constant a kernel declares must be set before it dispatches;
+  // with no workgroups none is read.
+  const std::vector<uint8_t> zeros(push_size_);
+  device_.submit_and_wait_from_worker([&](VkCommandBuffer cmd) {
+    fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    fn.vkCmdPushConstants(cmd, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size_, zeros.data());
+    fn.vkCmdDispatch(cmd, 0, 1, 1);
+  });
 }
 
 void PipelineFactory::destroy(VkPipeline pipeline) {

@@ -23,12 +23,18 @@ class PipelineFactory {
   // Writes the driver's pipeline cache to the disk cache.
   void save();
   void destroy(VkPipeline pipeline);
+  // A CPU driver (lavapipe) compiles a pipeline to machine code at its first
+  // dispatch, on its one queue thread, inside the flush that needed it. A
+  // dispatch of no workgroups, from the thread that built the pipeline, has
+  // it compiled now instead, while other threads still build theirs.
+  void compile_machine_code(VkPipeline pipeline);
   VkPipelineLayout layout() const { return layout_; }
 
  private:
   std::string cache_name() const;
   Device &device_;
   KernelCache &cache_;
+  uint32_t push_size_;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
 };

@@ -131,5 +131,42 @@ TEST(DiskCache, NoDiskCacheFlagWritesNothing) {
   EXPECT_TRUE(FilesUnder(dir.path()).empty());
 }
 
+// A flush whose kernels are all new builds them on several threads at once,
+// and on a CPU device has each compiled to machine code there, by a dispatch
+// of no workgroups (validation checks it). Three lengths keep the three ops
+// in three kernels.
+TEST(DiskCache, KernelsBuiltTogetherGiveTheirResults) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  OwnedContext ctx(0, dir.path().string().c_str());
+  ASSERT_NE(ctx.get().id, 0u);
+  const int64_t n = 500;
+  std::vector<uint16_t> a(n);
+  for (int64_t i = 0; i < n; ++i) a[i] = static_cast<uint16_t>(i * 131 + 7);
+  Buffer a_buf = MakeBuffer(ctx.get(), a);
+  std::vector<Buffer> outs;
+  for (int k = 0; k < 3; ++k) outs.push_back(MakeBuffer(ctx.get(), std::vector<uint16_t>(n, 0)));
+  const npvk_op ops[3] = {NPVK_OP_BITWISE_XOR, NPVK_OP_SUBTRACT, NPVK_OP_BITWISE_OR};
+  const int64_t lengths[3] = {n, n - 1, n - 2};
+  ASSERT_TRUE(IsOk(npvk_sync(ctx.get()), "sync"));
+  for (int k = 0; k < 3; ++k) {
+    View in = MakeView1D(a_buf, NPVK_UINT16, lengths[k]);
+    View out = MakeView1D(outs[size_t(k)], NPVK_UINT16, lengths[k]);
+    EXPECT_TRUE(IsOk(npvk_binary(ctx.get(), ops[k], in.get(), in.get(), out.get()), "op"));
+  }
+  const npvk_stats before = GetStats(ctx.get());
+  ASSERT_TRUE(IsOk(npvk_sync(ctx.get()), "sync"));
+  const npvk_stats after = GetStats(ctx.get());
+  EXPECT_EQ(after.kernels_compiled - before.kernels_compiled, 3u);
+  EXPECT_EQ(after.dispatches - before.dispatches, 3u);
+  const std::vector<uint16_t> x = Read<uint16_t>(outs[0]), d = Read<uint16_t>(outs[1]),
+                              o = Read<uint16_t>(outs[2]);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(x[i], 0) << "xor at " << i;
+    EXPECT_EQ(d[i], 0) << "subtract at " << i;
+    EXPECT_EQ(o[i], i < n - 2 ? a[i] : 0) << "or at " << i;
+  }
+}
+
 }  // namespace
 }  // namespace npvk_test
