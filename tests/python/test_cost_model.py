@@ -330,6 +330,33 @@ def test_a_corrupt_figures_file_is_measured_again(tmp_path):
     assert "host_pow_ns" in ufile.read_text()
 
 
+def test_figures_of_an_older_measurement_are_measured_again(tmp_path):
+    """A change of how the figures are measured renames their file: version
+    1's host power ran NumPy's scalar loop (its operands' buffers touched,
+    which NumPy's SIMD loops take for an overlap), 5-10x slower than programs
+    see, and must not outlive it."""
+    env = dict(os.environ, PYTHONPATH=NPVK_PYTHON_DIR, NPVK_CACHE_DIR=str(tmp_path),
+               NPVK_COST_MODEL="1")
+    env.pop("NPVK", None)
+    probe = ("import npvk; npvk.enable(); c = npvk.cost_model(); "
+             "print(c['measured'], c['host_pow_ns'])")
+    run = lambda: subprocess.run([sys.executable, "-c", probe], env=env, text=True,
+                                 capture_output=True, timeout=300)
+    first = run()
+    assert first.stdout.split()[0] == "True", first.stderr
+    (current,) = tmp_path.glob("cost-model-*.txt")
+    assert current.name.startswith("cost-model-v2-")
+    older = tmp_path / current.name.replace("cost-model-v2-", "cost-model-")
+    older.write_text(_figures_file(0.01, 0.02).replace("host_pow_ns 0", "host_pow_ns 999"))
+    assert "host_pow_ns 999" in older.read_text()
+    current.unlink()
+    again = run()
+    measured, host_pow = again.stdout.split()
+    assert measured == "True", again.stderr
+    assert float(host_pow) != 999
+    assert current.exists()
+
+
 def _fallbacks(name):
     return npvk.stats()["ops_fallback"].get(name, {}).get("cost model", 0)
 
