@@ -59,16 +59,28 @@ std::atomic<uint64_t> g_weighed_at_bypass{0};
 
 }  // namespace
 
+// Column sums, logical and extremum reductions and scans run as workgroup
+// kernels; the device takes them only where it streams this much faster than
+// the host. Lavapipe on Mesa 25 streams 0.028-0.029 ns/B against NumPy's
+// 0.032-0.034, yet its workgroup kernels ran column sums (sklearn's
+// StandardScaler, 1e5 x 50 along axis 0) in 9-23 ms against NumPy's 3-4, and
+// isnan(X).any() over 5e6 elements in 14 ms against about 3.
+constexpr double kOthersNeedDeviceFaster = 2.0;
+
 const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes,
                               CostedWork work) {
   if (!g_on.load(std::memory_order_relaxed) || !figures()) return nullptr;
   const bool product = work == CostedWork::Product;
+  const double device_speedup = g_figures.host_ns_per_byte / g_figures.device_ns_per_byte;
   // No GLSL product beats a CPU's BLAS on the same cores, and where the host
-  // streams memory faster than the device, no reduction does either.
+  // streams memory faster than the device, no reduction does either; nor
+  // does a workgroup reduction where the device streams less than twice as
+  // fast (below: lavapipe's column sums ran 3-5x slower than NumPy's).
   const bool host_faster =
       product ? g_cpu_device
-              : double(bytes) * g_figures.host_ns_per_byte <
-                    g_figures.device_flush_ns + double(bytes) * g_figures.device_ns_per_byte;
+              : (work == CostedWork::OtherReduction && device_speedup < kOthersNeedDeviceFaster) ||
+                    double(bytes) * g_figures.host_ns_per_byte <
+                        g_figures.device_flush_ns + double(bytes) * g_figures.device_ns_per_byte;
   if (!host_faster) return nullptr;
   // An operand that queued work writes: that work runs now (where its own
   // flush's estimate says), rather than with this call on the device.
@@ -76,18 +88,13 @@ const char *cost_model_reason(const void *const *operands, int count, uint64_t b
   //   streams faster than the host: N-body's row sums of a fused chain
   //   (2-3x NumPy at medium size on Mesa 25, 0.93x when they went to NumPy).
   // - Any other reduction only where the device streams at least twice as
-  //   fast (a GPU). Lavapipe on Mesa 25 streams 0.029 ns/B against NumPy's
-  //   0.032, yet its workgroup kernels ran column sums (sklearn's
-  //   StandardScaler, 1e5 x 50 along axis 0) in 9-14 ms against NumPy's 3-4,
-  //   and isnan(X).any() over 5e6 elements in 14 ms against about 3.
+  //   fast (a GPU; kOthersNeedDeviceFaster).
   // - A product never: no producer fuses into it, and on a CPU device BLAS
   //   wins whoever streams faster (sklearn's PCA transform, 1e5 x 50 @ 50 x
   //   10, took 170 ms as a GLSL product against NumPy's 5).
-  constexpr double kOthersNeedDeviceFaster = 2.0;
   bool pending = false;
   for (int k = 0; k < count; ++k) pending = pending || pending_write(operands[k]);
   if (pending) {
-    const double device_speedup = g_figures.host_ns_per_byte / g_figures.device_ns_per_byte;
     if ((work == CostedWork::StreamedSum && device_speedup >= 1.0) ||
         (work == CostedWork::OtherReduction && device_speedup >= kOthersNeedDeviceFaster))
       return nullptr;
