@@ -334,7 +334,21 @@ void ManagedMemory::release_allocation(Allocation &a) {
   // allocation of the same size: NumPy programs free and remake same-sized
   // temporaries all the time, and fresh pages cost a fault and a zero-fill
   // each (on a CPU device, inside the kernels that first touch them).
-  if (!forked_ && spare_.size() < kMaxSpares && spare_bytes_ + a.mapped <= kMaxSpareBytes) {
+  if (!forked_ && a.mapped <= kMaxSpareBytes) {
+    // Room for it: the spares kept longest go. Refusing the newest kept
+    // stale sizes for good once the spares were full, and the next array of
+    // a just-freed one's size took fresh pages (tests/python/test_coherence.py,
+    // most recent first, after a few hundred other tests).
+    while (!spare_.empty() &&
+           (spare_.size() >= kMaxSpares || spare_bytes_ + a.mapped > kMaxSpareBytes)) {
+      auto oldest = spare_.begin();
+      for (auto it = spare_.begin(); it != spare_.end(); ++it)
+        if (it->second->spare_since < oldest->second->spare_since) oldest = it;
+      Allocation *old = oldest->second;
+      spare_bytes_ -= old->mapped;
+      spare_.erase(oldest);
+      unmap(*old);
+    }
     // An alias's pages may stay closed: a temporary that only device work
     // writes is reused without an mprotect either way (allocate() opens a
     // spare it must zero). The program's mapping of one without an alias is
@@ -351,6 +365,7 @@ void ManagedMemory::release_allocation(Allocation &a) {
       // the copy in the meantime need not download what nobody reads.
       a.buffer->device_newer = false;
     }
+    a.spare_since = ++spare_clock_;
     spare_.emplace(a.mapped, &a);
     spare_bytes_ += a.mapped;
     return;

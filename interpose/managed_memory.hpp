@@ -50,6 +50,7 @@ class ManagedMemory : public MemoryObserver {
     bool queued = false;             // some queued work uses it
     bool freed = false;              // freed by the caller; unmapped after the flush
     uint64_t last_op = 0;            // Context::ops_recorded() at its last recorded use
+    uint64_t spare_since = 0;        // when it became a spare (spare_clock_)
   };
 
   // The process-wide instance, or null before the first enable().
@@ -156,6 +157,7 @@ class ManagedMemory : public MemoryObserver {
   // size (docs/architecture.md, "Managed memory": reuse before the flush).
   std::multimap<uint64_t, Allocation *> freed_queued_;
   uint64_t spare_bytes_ = 0;
+  uint64_t spare_clock_ = 0;
   static constexpr size_t kMaxSpares = 64;
   static constexpr uint64_t kMaxSpareBytes = 512ull << 20;
   npvk_managed_stats stats_{};
