@@ -92,9 +92,25 @@ std::string fp_flags_code(const KernelSpec &s, const std::vector<std::string> &a
 // (overflow, or division by zero at the op's pole) and 2 or 3 for a new NaN
 // (invalid). Each op ORs 1 << t into a register of its own, which
 // fp_flags_publish turns into NumPy's flag bits once per invocation.
+//
+// Only a quiet NaN counts as a NaN: a signaling NaN operand is "infinite", so
+// the (quiet) NaN it leads to is new and raises invalid, as NumPy's loops do
+// on x86, where a signaling NaN operand raises invalid. Arithmetic never
+// makes a signaling NaN. That makes the class a matter of the magnitude's
+// high 32-bit word alone (the quiet bit is there), and two compares rather
+// than selects: in-place kernels compute it for every operand of every
+// element, and on llvmpipe the 64-bit NaN test made `a += b` on 5e6 float64
+// 2.3x the cost of the same kernel without flags (10.5 against 4.5 ms;
+// 5.5-6.5 ms this way).
 std::string fp_class(const DtypeInfo &d, const std::string &x) {
   if (d.kind != DtypeKind::Float && std::string(d.glsl_compute) != "double") return "0u";
-  return "(" + is_finite(d, x) + " ? 0u : (" + is_nan(d, x) + " ? 3u : 1u))";
+  const bool wide = std::string(d.glsl_compute) == "double";
+  const std::string magnitude = wide ? "(unpackDouble2x32(" + x + ").y & 0x7fffffffu)"
+                                     : "(floatBitsToUint(" + x + ") & 0x7fffffffu)";
+  const std::string infinity = wide ? "0x7ff00000u" : "0x7f800000u";
+  const std::string quiet_nan = wide ? "0x7ff80000u" : "0x7fc00000u";
+  return "(uint(" + magnitude + " >= " + infinity + ") + 2u * uint(" + magnitude +
+         " >= " + quiet_nan + "))";
 }
 
 std::string fp_flags_accumulate(const KernelSpec &s, const std::vector<std::string> &a,

@@ -1,7 +1,8 @@
 // Measures the cost model's parameters (runtime/cost_model.hpp) on this
 // context's device and host, once per device and driver: the same ops
 // (add, exp, power of float64 arrays) run as kernels and through the host
-// loop, each timed as a whole flush, the fastest of a few runs. The figures are kept in the kernel
+// loop, each timed as a whole flush, the fastest of a few runs, and an add
+// of uint8 arrays on the device. The figures are kept in the kernel
 // cache's directory.
 #include <algorithm>
 #include <chrono>
@@ -70,6 +71,9 @@ CostParams Context::measure_costs() {
        ma = make_view(a, 0, NPVK_FLOAT64, 1, &m, nullptr),
        mb = make_view(b, 0, NPVK_FLOAT64, 1, &m, nullptr),
        mc = make_view(c, 0, NPVK_FLOAT64, 1, &m, nullptr),
+       ua = make_view(a, 0, NPVK_UINT8, 1, &n, nullptr),
+       ub = make_view(b, 0, NPVK_UINT8, 1, &n, nullptr),
+       uc = make_view(c, 0, NPVK_UINT8, 1, &n, nullptr),
        ta = make_view(a, 0, NPVK_FLOAT64, 1, &one, nullptr),
        tc = make_view(c, 0, NPVK_FLOAT64, 1, &one, nullptr);
   // Nanoseconds per flush of one op on the device and on the host: runs
@@ -80,11 +84,12 @@ CostParams Context::measure_costs() {
   struct Pair {
     double device, host;
   };
-  auto time = [&](npvk_op op, std::vector<const View *> operands) {
+  auto time = [&](npvk_op op, std::vector<const View *> operands, bool host = true) {
     const uint32_t nin = uint32_t(operands.size() - 1);
     Pair best{1e300, 1e300};
     for (int run = 0; run <= kRuns; ++run) {
       for (FlushWhere where : {FlushWhere::Device, FlushWhere::Host}) {
+        if (where == FlushWhere::Host && !host) continue;
         where_ = where;
         apply(op, operands, nin);
         const auto start = std::chrono::steady_clock::now();
@@ -99,20 +104,23 @@ CostParams Context::measure_costs() {
     return best;
   };
   try {
-    // The three kernels built in one flush, in parallel (KernelStore::prepare),
-    // rather than one after another at each op's first run: views of three
+    // The four kernels built in one flush, in parallel (KernelStore::prepare),
+    // rather than one after another at each op's first run: views of four
     // lengths keep them apart (a kernel's ops share one shape).
     {
-      const int64_t n1 = n - 1, n2 = n - 2;
+      const int64_t n1 = n - 1, n2 = n - 2, n3 = n - 3;
       auto a1 = make_view(a, 0, NPVK_FLOAT64, 1, &n1, nullptr),
            c1 = make_view(c, 0, NPVK_FLOAT64, 1, &n1, nullptr),
            a2 = make_view(a, 0, NPVK_FLOAT64, 1, &n2, nullptr),
            b2 = make_view(b, 0, NPVK_FLOAT64, 1, &n2, nullptr),
-           c2 = make_view(c, 0, NPVK_FLOAT64, 1, &n2, nullptr);
+           c2 = make_view(c, 0, NPVK_FLOAT64, 1, &n2, nullptr),
+           ua3 = make_view(a, 0, NPVK_UINT8, 1, &n3, nullptr),
+           uc3 = make_view(c, 0, NPVK_UINT8, 1, &n3, nullptr);
       where_ = FlushWhere::Device;
       apply(NPVK_OP_ADD, {va.get(), vb.get(), vc.get()}, 2);
       apply(NPVK_OP_EXP, {a1.get(), c1.get()}, 1);
       apply(NPVK_OP_POWER, {a2.get(), b2.get(), c2.get()}, 2);
+      apply(NPVK_OP_ADD, {ua3.get(), ua3.get(), uc3.get()}, 2);
       flush();
     }
     const double bytes3 = 3.0 * 8 * kElements;
@@ -120,6 +128,9 @@ CostParams Context::measure_costs() {
     const Pair add = time(NPVK_OP_ADD, {va.get(), vb.get(), vc.get()});
     const Pair exp = time(NPVK_OP_EXP, {ma.get(), mc.get()});
     const Pair pow = time(NPVK_OP_POWER, {ma.get(), mb.get(), mc.get()});
+    // The device alone: the cost model prices the host's narrow loops by
+    // their bytes (NumPy's uint8 add streams them).
+    const double dev_narrow = time(NPVK_OP_ADD, {ua.get(), ub.get(), uc.get()}, false).device;
     const double dev_add = add.device, dev_exp = exp.device, dev_pow = pow.device;
     const double host_add = add.host, host_exp = exp.host, host_pow = pow.host;
     p.device_ns_per_byte = std::max(0.0, dev_add - p.device_flush_ns) / bytes3;
@@ -130,6 +141,9 @@ CostParams Context::measure_costs() {
     p.device_pow_ns =
         std::max(0.0, dev_pow - p.device_flush_ns - math_bytes3 * p.device_ns_per_byte) /
         kMathElements;
+    p.device_narrow_ns =
+        std::max(0.0, dev_narrow - p.device_flush_ns - 3.0 * kElements * p.device_ns_per_byte) /
+        (3.0 * kElements);
     p.host_ns_per_byte = host_add / bytes3;
     p.host_math_ns = std::max(0.0, host_exp - math_bytes2 * p.host_ns_per_byte) / kMathElements;
     p.host_pow_ns = std::max(0.0, host_pow - math_bytes3 * p.host_ns_per_byte) / kMathElements;

@@ -25,9 +25,13 @@ struct CostParams {
   double device_ns_per_byte = 0;  // a cheap kernel (add), per byte moved
   double device_math_ns = 0;      // per element and math call (exp)
   double device_pow_ns = 0;       // per element of a power with an array exponent
-  double host_ns_per_byte = 0;    // NumPy's add loop, per byte moved
-  double host_math_ns = 0;        // NumPy's exp loop, per element beyond its bytes
-  double host_pow_ns = 0;         // NumPy's power loop, per element beyond its bytes
+  // Per element and per access (load or store) of a 1- or 2-byte operand,
+  // beyond its bytes: CPU drivers move narrow elements lane by lane (a bool
+  // and, or a uint8 add, on lavapipe: 9 ms for 5e6 elements, NumPy 0.6).
+  double device_narrow_ns = 0;
+  double host_ns_per_byte = 0;  // NumPy's add loop, per byte moved
+  double host_math_ns = 0;      // NumPy's exp loop, per element beyond its bytes
+  double host_pow_ns = 0;       // NumPy's power loop, per element beyond its bytes
 };
 
 struct CostEstimate {

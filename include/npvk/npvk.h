@@ -737,6 +737,7 @@ typedef struct npvk_cost_model {
   double last_host_ns;
   uint64_t flushes_weighed; /* flushes the cost model decided */
   uint64_t host_streak;     /* the last of them that all ran on the host */
+  double device_narrow_ns;  /* per element and access of a 1- or 2-byte operand, beyond its bytes */
 } npvk_cost_model;
 
 /* The cost model's figures; `measure` != 0 measures them now if they are

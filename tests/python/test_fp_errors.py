@@ -41,6 +41,12 @@ def _overflow_then_input_overwritten():
     return b
 
 
+def _signaling_nan(bits, dtype):
+    # Payload in the low word (float64) and beside the quiet bit: NumPy's
+    # loops on x86 raise invalid for a signaling NaN operand.
+    return np.full(N, bits, dtype=np.uint64 if dtype == np.float64 else np.uint32).view(dtype)
+
+
 def _int_min(dtype):
     return np.full(N, np.iinfo(dtype).min, dtype=dtype)
 
@@ -122,6 +128,11 @@ CASES = {
     "inplace_overflow": lambda: _inplace(1e308, lambda a: a.__imul__(10.0)),
     "inplace_invalid": lambda: _inplace(np.inf, lambda a: a.__isub__(np.inf)),
     "inplace_nan_is_quiet": lambda: _inplace(np.nan, lambda a: a.__iadd__(1.0)),
+    "signaling_nan_low_payload": lambda: _signaling_nan(0x7FF0000000000001, np.float64) + 1.0,
+    "signaling_nan_float32": lambda: _signaling_nan(0x7FA00000, np.float32) * np.float32(2),
+    "inplace_signaling_nan": lambda: _signaling_nan(0x7FF4000000000000, np.float64).__iadd__(1.0),
+    "inplace_signaling_nan_low_payload":
+        lambda: _signaling_nan(0x7FF0000000000001, np.float64).__isub__(1.0),
     "one_overflowing_element": _one_overflowing_element,
     "chain_overflow_then_invalid": _chain_overflow_then_invalid,
     "accumulate_after_pole": _accumulate_after_pole,
