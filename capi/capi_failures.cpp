@@ -49,6 +49,7 @@ NPVK_API npvk_status npvk_context_get_cost_model(npvk_context h, int measure,
     m.device_math_ns = p.device_math_ns;
     m.device_pow_ns = p.device_pow_ns;
     m.device_narrow_ns = p.device_narrow_ns;
+    m.device_dispatch_ns = p.device_dispatch_ns;
     m.host_ns_per_byte = p.host_ns_per_byte;
     m.host_math_ns = p.host_math_ns;
     m.host_pow_ns = p.host_pow_ns;

@@ -1,9 +1,9 @@
 // Measures the cost model's parameters (runtime/cost_model.hpp) on this
 // context's device and host, once per device and driver: the same ops
 // (add, exp, power of float64 arrays) run as kernels and through the host
-// loop, each timed as a whole flush, the fastest of a few runs, and an add
-// of uint8 arrays on the device. The figures are kept in the kernel
-// cache's directory.
+// loop, each timed as a whole flush, the fastest of a few runs, and on the
+// device an add of uint8 arrays and one of 2^16 float64 elements. The figures are kept in the
+// kernel cache's directory.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +19,10 @@ constexpr int64_t kElements = 1 << 20;  // 8 MiB per operand: past the caches
 // than their bytes, and at full size power's 12 runs took 0.1 s of the
 // calibration's 0.16-0.18 (lavapipe, 2 cores; now 0.08-0.10 in all).
 constexpr int64_t kMathElements = kElements / 4;
+// A dispatch of this many elements runs its workgroups on every driver
+// thread, and costs more than its bytes: the calibration's 1-element flush
+// dispatches one workgroup.
+constexpr int64_t kDispatchElements = 1 << 16;
 constexpr int kRuns = 5;
 
 }  // namespace
@@ -74,6 +78,9 @@ CostParams Context::measure_costs() {
        ua = make_view(a, 0, NPVK_UINT8, 1, &n, nullptr),
        ub = make_view(b, 0, NPVK_UINT8, 1, &n, nullptr),
        uc = make_view(c, 0, NPVK_UINT8, 1, &n, nullptr),
+       da = make_view(a, 0, NPVK_FLOAT64, 1, &kDispatchElements, nullptr),
+       db = make_view(b, 0, NPVK_FLOAT64, 1, &kDispatchElements, nullptr),
+       dc = make_view(c, 0, NPVK_FLOAT64, 1, &kDispatchElements, nullptr),
        ta = make_view(a, 0, NPVK_FLOAT64, 1, &one, nullptr),
        tc = make_view(c, 0, NPVK_FLOAT64, 1, &one, nullptr);
   // Nanoseconds per flush of one op on the device and on the host: runs
@@ -131,6 +138,7 @@ CostParams Context::measure_costs() {
     // The device alone: the cost model prices the host's narrow loops by
     // their bytes (NumPy's uint8 add streams them).
     const double dev_narrow = time(NPVK_OP_ADD, {ua.get(), ub.get(), uc.get()}, false).device;
+    const double dev_dispatch = time(NPVK_OP_ADD, {da.get(), db.get(), dc.get()}, false).device;
     const double dev_add = add.device, dev_exp = exp.device, dev_pow = pow.device;
     const double host_add = add.host, host_exp = exp.host, host_pow = pow.host;
     p.device_ns_per_byte = std::max(0.0, dev_add - p.device_flush_ns) / bytes3;
@@ -141,6 +149,8 @@ CostParams Context::measure_costs() {
     p.device_pow_ns =
         std::max(0.0, dev_pow - p.device_flush_ns - math_bytes3 * p.device_ns_per_byte) /
         kMathElements;
+    p.device_dispatch_ns = std::max(
+        0.0, dev_dispatch - p.device_flush_ns - 3.0 * 8 * kDispatchElements * p.device_ns_per_byte);
     p.device_narrow_ns =
         std::max(0.0, dev_narrow - p.device_flush_ns - 3.0 * kElements * p.device_ns_per_byte) /
         (3.0 * kElements);

@@ -39,7 +39,8 @@ double work_ns(Work w, double math_ns, double pow_ns) {
 // In the file's name: a change of how the figures are measured makes every
 // kept file stale. 2: power and exp measured on buffers a page apart (version
 // 1's host power was NumPy's scalar loop, 5-10x too slow, on this machine).
-// 3: the cost of narrow (1- and 2-byte) element accesses on the device.
+// 3: the costs of narrow (1- and 2-byte) element accesses and of a dispatch
+// on the device.
 constexpr int kFiguresVersion = 3;
 
 std::string params_path(const std::string &dir, const std::string &device_key) {
@@ -61,7 +62,7 @@ CostEstimate estimate_costs(const CostParams &p, const std::vector<RecordedOp> &
       if (b.read) bytes += extent;
       if (b.written && k.spec.slots[s].stored) bytes += extent;
     }
-    e.device_ns += bytes * p.device_ns_per_byte;
+    e.device_ns += p.device_dispatch_ns + bytes * p.device_ns_per_byte;
     double narrow_accesses = 0;
     for (size_t s = 0; s < k.slots.size(); ++s) {
       const SlotBinding &b = k.slots[s];
@@ -98,6 +99,7 @@ bool load_cost_params(const std::string &dir, const std::string &device_key, Cos
                     : name == "device_math_ns"     ? &p.device_math_ns
                     : name == "device_pow_ns"      ? &p.device_pow_ns
                     : name == "device_narrow_ns"   ? &p.device_narrow_ns
+                    : name == "device_dispatch_ns" ? &p.device_dispatch_ns
                     : name == "host_ns_per_byte"   ? &p.host_ns_per_byte
                     : name == "host_math_ns"       ? &p.host_math_ns
                     : name == "host_pow_ns"        ? &p.host_pow_ns
@@ -106,7 +108,7 @@ bool load_cost_params(const std::string &dir, const std::string &device_key, Cos
     *field = value;
     ++seen;
   }
-  if (seen != 8) return false;
+  if (seen != 9) return false;
   p.measured = true;
   *out = p;
   return true;
@@ -126,6 +128,7 @@ void save_cost_params(const std::string &dir, const std::string &device_key, con
         << "device_math_ns " << p.device_math_ns << "\n"
         << "device_pow_ns " << p.device_pow_ns << "\n"
         << "device_narrow_ns " << p.device_narrow_ns << "\n"
+        << "device_dispatch_ns " << p.device_dispatch_ns << "\n"
         << "host_ns_per_byte " << p.host_ns_per_byte << "\n"
         << "host_math_ns " << p.host_math_ns << "\n"
         << "host_pow_ns " << p.host_pow_ns << "\n";

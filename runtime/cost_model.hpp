@@ -29,6 +29,10 @@ struct CostParams {
   // beyond its bytes: CPU drivers move narrow elements lane by lane (a bool
   // and, or a uint8 add, on lavapipe: 9 ms for 5e6 elements, NumPy 0.6).
   double device_narrow_ns = 0;
+  // Per kernel of a flush, beyond the flush and its bytes: waking the
+  // driver's threads for a dispatch of many workgroups (lavapipe: ~0.25 ms;
+  // a flush of 23 small kernels of scikit-learn's took 14 ms there).
+  double device_dispatch_ns = 0;
   double host_ns_per_byte = 0;  // NumPy's add loop, per byte moved
   double host_math_ns = 0;      // NumPy's exp loop, per element beyond its bytes
   double host_pow_ns = 0;       // NumPy's power loop, per element beyond its bytes

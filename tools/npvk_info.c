@@ -401,10 +401,11 @@ static void print_json(const report *r) {
     const npvk_cost_model *c = &r->cost;
     printf(
         "{\"device_flush_ns\": %g, \"device_ns_per_byte\": %g, \"device_math_ns\": %g, "
-        "\"device_pow_ns\": %g, \"device_narrow_ns\": %g, \"host_ns_per_byte\": %g, "
-        "\"host_math_ns\": %g, \"host_pow_ns\": %g},\n",
+        "\"device_pow_ns\": %g, \"device_narrow_ns\": %g, \"device_dispatch_ns\": %g, "
+        "\"host_ns_per_byte\": %g, \"host_math_ns\": %g, \"host_pow_ns\": %g},\n",
         c->device_flush_ns, c->device_ns_per_byte, c->device_math_ns, c->device_pow_ns,
-        c->device_narrow_ns, c->host_ns_per_byte, c->host_math_ns, c->host_pow_ns);
+        c->device_narrow_ns, c->device_dispatch_ns, c->host_ns_per_byte, c->host_math_ns,
+        c->host_pow_ns);
   } else {
     printf("null,\n");
   }
@@ -446,10 +447,10 @@ static void print_text_cost_model(const report *r) {
   const npvk_cost_model *c = &r->cost;
   printf("\nCost model (measured once, kept in the kernel cache; see docs/architecture.md):\n");
   printf(
-      "  device: flush %.1f us, %.4f ns per byte, exp %.2f ns, pow %.2f ns, narrow access %.2f "
-      "ns\n",
-      c->device_flush_ns / 1e3, c->device_ns_per_byte, c->device_math_ns, c->device_pow_ns,
-      c->device_narrow_ns);
+      "  device: flush %.1f us, dispatch %.1f us, %.4f ns per byte, exp %.2f ns, pow %.2f ns, "
+      "narrow access %.2f ns\n",
+      c->device_flush_ns / 1e3, c->device_dispatch_ns / 1e3, c->device_ns_per_byte,
+      c->device_math_ns, c->device_pow_ns, c->device_narrow_ns);
   printf("  host (NumPy's loops): %.4f ns per byte, exp %.2f ns, pow %.2f ns\n",
          c->host_ns_per_byte, c->host_math_ns, c->host_pow_ns);
 }

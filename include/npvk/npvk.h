@@ -738,6 +738,7 @@ typedef struct npvk_cost_model {
   uint64_t flushes_weighed; /* flushes the cost model decided */
   uint64_t host_streak;     /* the last of them that all ran on the host */
   double device_narrow_ns;  /* per element and access of a 1- or 2-byte operand, beyond its bytes */
+  double device_dispatch_ns; /* per kernel of a flush, beyond the flush and its bytes */
 } npvk_cost_model;
 
 /* The cost model's figures; `measure` != 0 measures them now if they are

@@ -172,15 +172,15 @@ PyObject *py_cost_model(PyObject *, PyObject *measure) {
     Py_END_ALLOW_THREADS
   }
   if (st != NPVK_SUCCESS) Py_RETURN_NONE;
-  return Py_BuildValue("{s:O,s:O,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:K}", "enabled",
-                       m.enabled ? Py_True : Py_False, "measured", m.measured ? Py_True : Py_False,
-                       "device_flush_ns", m.device_flush_ns, "device_ns_per_byte",
-                       m.device_ns_per_byte, "device_math_ns", m.device_math_ns, "device_pow_ns",
-                       m.device_pow_ns, "device_narrow_ns", m.device_narrow_ns, "host_ns_per_byte",
-                       m.host_ns_per_byte, "host_math_ns", m.host_math_ns, "host_pow_ns",
-                       m.host_pow_ns, "last_device_ns", m.last_device_ns, "last_host_ns",
-                       m.last_host_ns, "flushes_weighed", (unsigned long long)m.flushes_weighed,
-                       "host_streak", (unsigned long long)m.host_streak);
+  return Py_BuildValue(
+      "{s:O,s:O,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:K}", "enabled",
+      m.enabled ? Py_True : Py_False, "measured", m.measured ? Py_True : Py_False,
+      "device_flush_ns", m.device_flush_ns, "device_ns_per_byte", m.device_ns_per_byte,
+      "device_math_ns", m.device_math_ns, "device_pow_ns", m.device_pow_ns, "device_narrow_ns",
+      m.device_narrow_ns, "device_dispatch_ns", m.device_dispatch_ns, "host_ns_per_byte",
+      m.host_ns_per_byte, "host_math_ns", m.host_math_ns, "host_pow_ns", m.host_pow_ns,
+      "last_device_ns", m.last_device_ns, "last_host_ns", m.last_host_ns, "flushes_weighed",
+      (unsigned long long)m.flushes_weighed, "host_streak", (unsigned long long)m.host_streak);
 }
 
 }  // namespace npvk_shim

@@ -228,7 +228,7 @@ _CHILD = textwrap.dedent("""
 
 def _figures_file(device_ns_per_byte, host_ns_per_byte):
     return (f"device_flush_ns 0\ndevice_ns_per_byte {device_ns_per_byte}\n"
-            f"device_math_ns 0\ndevice_pow_ns 0\ndevice_narrow_ns 0\n"
+            f"device_math_ns 0\ndevice_pow_ns 0\ndevice_narrow_ns 0\ndevice_dispatch_ns 0\n"
             f"host_ns_per_byte {host_ns_per_byte}\n"
             "host_math_ns 0\nhost_pow_ns 0\n")
 
