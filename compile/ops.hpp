@@ -55,7 +55,9 @@ enum class HalfRule : uint8_t {
 // infinity and what integer loops raise.
 enum class FpRule : uint8_t {
   Float,      // every input brings its NaN and infinity; integer loops raise nothing
-  None,       // raises nothing (cast, where)
+  None,       // raises nothing: cast, where, and ops whose result is an operand's
+              // value up to its sign (negative, absolute, copysign, maximum, clip...),
+              // so never a new infinity or NaN; their kernels carry no flag code
   NextAfter,  // only x brings an infinity: a finite x stepping to inf overflows
   Spacing,    // float16 (npy_half_spacing): a NaN input raises invalid too
   Divides,    // integer loops: division by zero where the divisor is 0 (remainder, fmod)

@@ -199,6 +199,27 @@ TEST(CompileKernels, GeneratedExpressions) {
           .op));
 }
 
+// An op whose result is one of its operands' values (up to the sign) never
+// makes a new infinity or NaN: its kernel carries no flag code. In place,
+// every op of a chain computes flag classes per element, and lavapipe ran
+// sklearn's `D *= -2; D += x; D += y; maximum(D, 0, out=D); minimum(c, D,
+// out=D)` 400k elements in 1.55 ms with flags in all five, 1.44 without those of
+// maximum and minimum.
+TEST(CompileKernels, OperandValuedOpsCarryNoFlagCode) {
+  for (npvk_op op : {NPVK_OP_MAXIMUM, NPVK_OP_MINIMUM, NPVK_OP_FMAX, NPVK_OP_FMIN, NPVK_OP_NEGATIVE,
+                     NPVK_OP_ABSOLUTE, NPVK_OP_COPYSIGN, NPVK_OP_CLIP}) {
+    const OpInfo &info = op_info(op);
+    FusedKernelSpec s =
+        SingleOp(info, std::vector<npvk_dtype>(info.nin + info.nout, NPVK_FLOAT64), false);
+    s.steps[0].slot[info.nin] = 0;  // in place: the branch-free classes
+    EXPECT_EQ(generate_glsl(s).find("fl0 |="), std::string::npos) << info.name;
+  }
+  FusedKernelSpec add =
+      SingleOp(op_info(NPVK_OP_ADD), {NPVK_FLOAT64, NPVK_FLOAT64, NPVK_FLOAT64}, false);
+  add.steps[0].slot[2] = 0;
+  EXPECT_NE(generate_glsl(add).find("fl0 |="), std::string::npos);
+}
+
 // A power with a fixed exponent calls its own routine, for every float loop,
 // and each form compiles.
 TEST(CompileKernels, FixedExponentPowers) {
