@@ -47,11 +47,21 @@ int numpy_type(int dtype) {
   return types[dtype];
 }
 
+// NumPy's legacy loops from bool branch on every element: BOOL_to_DOUBLE
+// took 5 ns per element of random bools (a mispredicted jump each), 25 ms
+// for 5e6 against 6.6 for NumPy's own astype. element_cast's loop is
+// branch-free and gives the same 0 and 1 (float16 aside: it would convert a
+// bool byte other than 1 by value).
+bool prefer_element_cast(int from, int to) {
+  return from == NPVK_BOOL && to != NPVK_BOOL && to != NPVK_FLOAT16;
+}
+
 void prepare_casts() {
   for (int from = 0; from < NPVK_DTYPE_COUNT; ++from) {
     PyArray_Descr *descr = PyArray_DescrFromType(numpy_type(from));
     for (int to = 0; descr && to < NPVK_DTYPE_COUNT; ++to)
-      if (!(g_casts[from][to] = numpy_cast_function(descr, numpy_type(to))))
+      if (prefer_element_cast(from, to) ||
+          !(g_casts[from][to] = numpy_cast_function(descr, numpy_type(to))))
         g_casts[from][to] = element_cast(npvk_dtype(from), npvk_dtype(to));
     Py_XDECREF(descr);
   }
