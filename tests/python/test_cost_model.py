@@ -274,13 +274,33 @@ _NARROW_CHILD = textwrap.dedent("""
 """)
 
 
-def test_narrow_elements_cost_the_device_per_access(tmp_path):
-    """Bools and other 1- and 2-byte elements cost a CPU driver per element,
-    not per byte: lavapipe ran `a & b` of 5e6 bools in 9 ms, NumPy in 0.6. The
-    figure for it decides where the device is otherwise cheaper per byte."""
-    figures = [_figures_file(0.01, 0.02).replace("device_narrow_ns 0", f"device_narrow_ns {ns}")
-               for ns in (0, 1.0)]
-    free, costly = _run_with_figures(tmp_path, _NARROW_CHILD, *figures)
+_DISPATCH_CHILD = textwrap.dedent("""
+    import numpy as np, npvk
+    shapes = [(1 << 18) + k for k in range(4)]  # four kernels: ops of one shape fuse
+    x0 = [np.linspace(0.0, 1.0, n) for n in shapes]
+    npvk.enable()
+    xs = [np.array(x) for x in x0]
+    for x in xs:
+        x *= 3.0
+    xs[0][0]
+    s = npvk.stats()
+    same = all(np.array_equal(x, x1 * 3.0) for x, x1 in zip(xs, x0))
+    print(s["host_flushes"], s["flushes"], same)
+""")
+
+
+@pytest.mark.parametrize("figure, child", [("device_narrow_ns", _NARROW_CHILD),
+                                           ("device_dispatch_ns", _DISPATCH_CHILD)])
+def test_device_costs_beyond_bytes_decide(tmp_path, figure, child):
+    """Two device costs that bytes do not show. Bools and other 1- and 2-byte
+    elements cost a CPU driver per element: lavapipe ran `a & b` of 5e6 bools
+    in 9 ms, NumPy in 0.6. And a dispatch of many workgroups wakes every
+    driver thread, about 0.2 ms on lavapipe, so a flush of many small kernels
+    (23 in-place multiplies in scikit-learn's KMeans took 14 ms there) loses.
+    With the device otherwise cheaper per byte, each figure alone decides."""
+    figures = [_figures_file(0.01, 0.02).replace(f"{figure} 0", f"{figure} {ns}")
+               for ns in (0, 1e6)]
+    free, costly = _run_with_figures(tmp_path, child, *figures)
     assert free[2] == costly[2] == "True"
     assert int(free[0]) == 0 and int(free[1]) >= 1, free
     assert (int(costly[0]), int(costly[1])) == (1, 0), costly
