@@ -191,8 +191,17 @@ std::string generate_glsl(const FusedKernelSpec &s) {
   for (size_t j = 0; j < s.steps.size(); ++j)
     watched[j] = float_flags(s.steps[j].op) && !tainted_step[j];
   const std::vector<bool> tested = glsl::nonfinite_tested(s, watched);
+  // A step's flag register, where a loop of this kernel can set it: a
+  // deferred kernel's untainted steps leave theirs to the flags pass, and
+  // 100 dead registers and their atomics made Black-Scholes' kernel a third
+  // larger for the driver and the validator to read on every load.
+  const bool rare_loop_here =
+      any_rare_flags && s.flags_loop != FusedKernelSpec::FlagsLoop::Deferred;
+  std::vector<bool> flag_register(s.steps.size());
   for (size_t j = 0; j < s.steps.size(); ++j)
-    if (float_flags(s.steps[j].op)) out << "  uint fl" << j << " = 0u;\n";
+    flag_register[j] = float_flags(s.steps[j].op) && (tainted_step[j] || rare_loop_here);
+  for (size_t j = 0; j < s.steps.size(); ++j)
+    if (flag_register[j]) out << "  uint fl" << j << " = 0u;\n";
   if (any_rare_flags) out << "  uint nonfinite = 0u;\n";
 
   // Whether the kernel stores slot k (its last write).
@@ -400,7 +409,7 @@ std::string generate_glsl(const FusedKernelSpec &s) {
     emit_loop(true);  // the flags pass: every element, the operands as the kernel read them
   }
   for (size_t j = 0; j < s.steps.size(); ++j)
-    if (float_flags(s.steps[j].op))
+    if (flag_register[j])
       out << fp_flags_publish("fl" + std::to_string(j),
                               "pc.flags + " + std::to_string(4 * j) + "ul");
   out << "}\n";

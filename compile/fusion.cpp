@@ -278,14 +278,13 @@ std::vector<PlannedKernel> plan_kernels(const std::vector<RecordedOp> &ops, bool
   for (PlannedKernel &k : kernels) {
     if (k.standalone) continue;
     OperandDims strides;
-    static_assert(kMaxKernelSlots <= 64, "merge_dimensions takes one bit per slot");
-    uint64_t unit = 0;
+    std::vector<bool> unit_stride(k.slots.size());
     for (size_t s = 0; s < k.slots.size(); ++s) {
       const bool memory = !k.spec.slots[s].scalar && (k.slots[s].read || k.spec.slots[s].stored);
       strides.push_back(memory ? k.slots[s].strides : Dims(k.slots[s].strides.size(), 0));
-      unit |= uint64_t(memory) << s;
+      unit_stride[s] = memory;
     }
-    k.space = merge_dimensions(ops[k.ops.front()].space.full_shape, strides, unit);
+    k.space = merge_dimensions(ops[k.ops.front()].space.full_shape, strides, unit_stride);
     k.spec.contiguous = k.space.contiguous;
     k.spec.rank = k.space.contiguous ? 0 : k.space.rank;
     k.spec.narrow_index = !k.space.contiguous && k.space.count < (int64_t(1) << 31);

@@ -51,15 +51,16 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
   }
 
   Dims shape(out0.shape.begin(), out0.shape.begin() + nd);
-  uint64_t unit = 0;
-  for (size_t k = 0; k < nops; ++k) unit |= uint64_t(!ops[k]->scalar) << k;
-  IterationSpace space = merge_dimensions(shape, strides, unit);
+  std::vector<bool> unit_stride(nops);
+  for (size_t k = 0; k < nops; ++k) unit_stride[k] = !ops[k]->scalar;
+  IterationSpace space = merge_dimensions(shape, strides, unit_stride);
   space.full_shape = std::move(shape);
   space.full_strides = std::move(strides);
   return space;
 }
 
-IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides, uint64_t unit) {
+IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides,
+                                const std::vector<bool> &unit_stride) {
   const size_t nops = strides.size();
   IterationSpace space;
   space.count = 1;
@@ -90,7 +91,7 @@ IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides, u
   space.rank = uint32_t(space.shape.size());
   space.contiguous = space.rank == 1;
   for (size_t k = 0; space.contiguous && k < nops; ++k)
-    space.contiguous = !(unit >> k & 1u) || space.strides[k][0] == 1;
+    space.contiguous = k >= unit_stride.size() || !unit_stride[k] || space.strides[k][0] == 1;
   return space;
 }
 

@@ -45,9 +45,11 @@ struct IterationSpace {
 IterationSpace plan_iteration(const std::vector<const View *> &operands, uint32_t nin);
 
 // The smallest loop nest for operands with these full-rank element strides
-// over `shape` (scalar operands: all-zero strides). Bit k of `unit` says that
-// operand k must have unit stride for the loop to count as contiguous.
-IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides, uint64_t unit);
+// over `shape` (scalar operands: all-zero strides). unit_stride[k] says that
+// operand k must have unit stride for the loop to count as contiguous
+// (operands past its end need not).
+IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides,
+                                const std::vector<bool> &unit_stride);
 
 // Whether the loop's element count and every operand's element offsets
 // (from its first element: each partial sum of coordinate * stride lies

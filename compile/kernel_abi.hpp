@@ -11,7 +11,7 @@ namespace npvk {
 
 // Memory arrays and scalars a fused kernel reads or writes. The first
 // kPushSlots travel as push constants, the rest in the argument table.
-constexpr uint32_t kMaxKernelSlots = 64;
+constexpr uint32_t kMaxKernelSlots = 128;
 constexpr uint32_t kPushSlots = 12;
 
 // What every kernel receives as push constants. The GLSL side is generated

@@ -35,7 +35,7 @@ struct KernelSpec {
 };
 
 // Ops in one fused kernel: bounds the shader's size and its compile time.
-constexpr uint32_t kMaxFusedSteps = 96;
+constexpr uint32_t kMaxFusedSteps = 160;
 
 // A kernel that runs a sequence of elementwise ops ("steps") over one
 // iteration space, element by element. A step's operands are slots; a slot

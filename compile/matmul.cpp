@@ -60,7 +60,7 @@ MatmulOp plan_matmul(const View &a, const View &b, const View &c) {
       strides[size_t(v)][dim] = x.shape[j] == 1 ? 0 : x.strides[j] / item;
     }
   }
-  IterationSpace batch = merge_dimensions(shape, strides, 0);
+  IterationSpace batch = merge_dimensions(shape, strides, {});
   op.batches = batch.count;
   op.batch_shape.assign(batch.shape.begin(), batch.shape.end());
   op.batch_strides.assign(3, {});

@@ -170,8 +170,8 @@ ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> 
       outer_strides[1].push_back(out.strides[d] / out_item);
     }
   }
-  r.outer = merge_dimensions(outer_shape, outer_strides, 0b11);
-  r.inner = merge_dimensions(inner_shape, inner_strides, 0b1);
+  r.outer = merge_dimensions(outer_shape, outer_strides, {true, true});
+  r.inner = merge_dimensions(inner_shape, inner_strides, {true});
   r.outputs = r.outer.count;
   r.reduced = r.inner.count;
   r.spec.outer_rank = r.outer.rank;
@@ -214,7 +214,7 @@ ReduceOp plan_scan(npvk_op op, const View &in, uint32_t axis, const View &out) {
     outer_strides[0].push_back(in.strides[d] / in_item);
     outer_strides[1].push_back(out.strides[d] / out_item);
   }
-  r.outer = merge_dimensions(outer_shape, outer_strides, 0b11);
+  r.outer = merge_dimensions(outer_shape, outer_strides, {true, true});
   // The scanned axis stays one dimension with both strides, whatever its extent.
   r.inner.count = in.shape[axis];
   r.inner.rank = 1;

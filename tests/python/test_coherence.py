@@ -95,7 +95,7 @@ def test_queued_steps_that_end_in_a_reduction_reuse_their_temporaries():
     (N-body's row sums) hands each step's freed temporaries to the next step
     (docs/architecture.md, "Reuse before the flush": fusion never reaches
     across a reduction), instead of mapping fresh pages per step. Without
-    that fence they waited kMaxFusedSteps (96) ops: here, every step's. The
+    that fence they waited kMaxFusedSteps (160) ops: here, every step's. The
     results are NumPy's, bit for bit."""
     n, steps = 256, 16
     addresses = set()

@@ -6,12 +6,15 @@
 
 #include <atomic>
 #include <mutex>
+#include <set>
+#include <spirv-tools/libspirv.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "compile/codegen.hpp"
 #include "compile/dtype.hpp"
+#include "compile/kernel_abi.hpp"
 #include "compile/matmul.hpp"
 #include "compile/ops.hpp"
 #include "compile/reduction.hpp"
@@ -218,6 +221,53 @@ TEST(CompileKernels, OperandValuedOpsCarryNoFlagCode) {
       SingleOp(op_info(NPVK_OP_ADD), {NPVK_FLOAT64, NPVK_FLOAT64, NPVK_FLOAT64}, false);
   add.steps[0].slot[2] = 0;
   EXPECT_NE(generate_glsl(add).find("fl0 |="), std::string::npos);
+}
+
+// A kernel that leaves its flags loop to the flags pass has flag registers
+// only for its tainted (in-place) steps: the others' would stay 0, and 114
+// of them with their atomics were half of Black-Scholes' step kernel. The
+// same kernel with the loop inside, and the pass itself, keep every one.
+TEST(CompileKernels, DeferredKernelsDeclareOnlyTaintedFlagRegisters) {
+  using FlagsLoop = FusedKernelSpec::FlagsLoop;
+  FusedKernelSpec s =
+      SingleOp(op_info(NPVK_OP_ADD), {NPVK_FLOAT64, NPVK_FLOAT64, NPVK_FLOAT64}, false);
+  s.flags_loop = FlagsLoop::Deferred;
+  EXPECT_EQ(generate_glsl(s).find("uint fl0"), std::string::npos);
+  // Still asks for the pass where a result is not finite.
+  EXPECT_NE(generate_glsl(s).find(std::to_string(kFlagsPassWanted) + "u"), std::string::npos);
+  for (FlagsLoop loop : {FlagsLoop::InKernel, FlagsLoop::FlagsPass}) {
+    s.flags_loop = loop;
+    EXPECT_NE(generate_glsl(s).find("uint fl0 = 0u;"), std::string::npos);
+  }
+  s.flags_loop = FlagsLoop::Deferred;
+  s.steps[0].slot[2] = 0;  // in place: tainted, so its register stays
+  EXPECT_NE(generate_glsl(s).find("fl0 |="), std::string::npos);
+}
+
+// compile_glsl's modules are shrunk: no debug names, and no function-scope
+// variable left but the arguments of calls (glslang passes parameters by
+// pointer; it gives every GLSL local a variable), and still valid.
+TEST(CompileKernels, CompiledModulesAreShrunk) {
+  FusedKernelSpec s = SingleOp(op_info(NPVK_OP_EXP), {NPVK_FLOAT64, NPVK_FLOAT64}, false);
+  const std::vector<uint32_t> spirv = vk::compile_glsl(generate_glsl(s), s.key());
+  constexpr uint32_t kOpName = 5, kOpFunctionCall = 57, kOpVariable = 59, kFunctionStorage = 7;
+  size_t names = 0, calls = 0;
+  std::set<uint32_t> variables, arguments;
+  for (size_t i = 5; i < spirv.size();) {
+    const uint32_t opcode = spirv[i] & 0xffffu, words = spirv[i] >> 16;
+    ASSERT_GT(words, 0u);
+    names += opcode == kOpName;
+    if (opcode == kOpVariable && spirv[i + 3] == kFunctionStorage) variables.insert(spirv[i + 2]);
+    if (opcode == kOpFunctionCall) {
+      ++calls;
+      arguments.insert(spirv.begin() + long(i) + 4, spirv.begin() + long(i + words));
+    }
+    i += words;
+  }
+  EXPECT_EQ(names, 0u);
+  EXPECT_GT(calls, 0u);  // exp is a library call
+  for (uint32_t v : variables) EXPECT_TRUE(arguments.count(v)) << "variable %" << v;
+  EXPECT_TRUE(spvtools::SpirvTools(SPV_ENV_VULKAN_1_2).Validate(spirv));
 }
 
 // A power with a fixed exponent calls its own routine, for every float loop,
