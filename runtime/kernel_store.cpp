@@ -156,9 +156,11 @@ std::vector<uint32_t> KernelStore::spirv_for(std::string source, const std::stri
     }
   }
   const npvk_device_info &info = device_.info();
-  // The SPIR-V depends only on the source, but a driver update may want
-  // different code from us one day: key by driver and version too.
-  Hash128 cache_key = hash128(source + "\n//" + NPVK_VERSION_STRING + "\n//" +
+  // The SPIR-V depends only on the source and on what compile_glsl makes of
+  // it ("shrunk": entries written before vk::shrink() are rebuilt once), but
+  // a driver update may want different code from us one day: key by driver
+  // and version too.
+  Hash128 cache_key = hash128(source + "\n//" + NPVK_VERSION_STRING + "\n//shrunk\n//" +
                               hash128(info.driver_uuid, sizeof info.driver_uuid).hex());
   if (auto cached = cache_->load_spirv(cache_key)) {
     try {

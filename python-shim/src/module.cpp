@@ -308,9 +308,11 @@ PyObject *py_device_info(PyObject *, PyObject *) {
   if (st != NPVK_SUCCESS) return raise_npvk(st);
   char uuid[33];
   for (int i = 0; i < 16; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", info.driver_uuid[i]);
-  return Py_BuildValue("{s:i,s:s,s:s,s:s,s:i,s:i}", "index", int(info.index), "name", info.name,
-                       "driver", info.driver_name, "driver_uuid", uuid, "float64",
-                       int(info.float64), "type", int(info.type));
+  // driver_info tells driver builds apart that name and UUID do not (every
+  // lavapipe: "llvmpipe", "Mesa 22.3.6 (LLVM 15.0.6)" against 25.0.7).
+  return Py_BuildValue("{s:i,s:s,s:s,s:s,s:s,s:i,s:i}", "index", int(info.index), "name", info.name,
+                       "driver", info.driver_name, "driver_info", info.driver_info, "driver_uuid",
+                       uuid, "float64", int(info.float64), "type", int(info.type));
 }
 
 PyObject *py_active(PyObject *, PyObject *) {
