@@ -240,6 +240,10 @@ TEST_F(Fusion, SlotsPastThePushConstantsContiguous) {
 TEST_F(Fusion, SlotsPastThePushConstantsStrided) {
   SumOfArrays(ctx(), 20, true, 1);
 }
+// Past 64 slots (the limit of a one-bit-per-slot mask once): one strided kernel.
+TEST_F(Fusion, SlotsPastSixtyFourStrided) {
+  SumOfArrays(ctx(), 100, true, 1);
+}
 TEST_F(Fusion, ManyArraysSplitIntoSeveralKernels) {
   SumOfArrays(ctx(), 144, false, 2);  // 145 slots: past the limit of 128
 }
