@@ -270,6 +270,27 @@ TEST(CompileKernels, CompiledModulesAreShrunk) {
   EXPECT_TRUE(spvtools::SpirvTools(SPV_ENV_VULKAN_1_2).Validate(spirv));
 }
 
+// A kernel whose work is all dead (its one output contracted, no flag code)
+// keeps its push-constant block through shrink(): the layout check requires
+// one, and dead-code elimination had removed it (a contracted cast of a
+// scalar, in the flush of tests/python/test_fp_errors.py's
+// overflow_then_input_overwritten).
+TEST(CompileKernels, ShrunkDeadKernelsKeepTheirPushConstants) {
+  FusedKernelSpec s = SingleOp(op_info(NPVK_OP_CAST), {NPVK_FLOAT64, NPVK_FLOAT64}, false);
+  s.steps[0].op.operands[0].scalar = s.slots[0].scalar = true;
+  s.slots[1].stored = false;
+  const std::vector<uint32_t> spirv = vk::compile_glsl(generate_glsl(s), s.key());
+  constexpr uint32_t kOpVariable = 59, kPushConstantStorage = 9;
+  size_t push_blocks = 0;
+  for (size_t i = 5; i < spirv.size();) {
+    const uint32_t opcode = spirv[i] & 0xffffu, words = spirv[i] >> 16;
+    ASSERT_GT(words, 0u);
+    push_blocks += opcode == kOpVariable && spirv[i + 3] == kPushConstantStorage;
+    i += words;
+  }
+  EXPECT_EQ(push_blocks, 1u);
+}
+
 // A power with a fixed exponent calls its own routine, for every float loop,
 // and each form compiles.
 TEST(CompileKernels, FixedExponentPowers) {
