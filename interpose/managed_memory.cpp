@@ -48,9 +48,21 @@ int protection_of(ManagedMemory::State s) {
 // covers 512 pages; fewer faults and TLB misses in the kernels too.
 constexpr uint64_t kHugePage = 2ull << 20;
 
+// Bytes past a small array's end that no array uses. The kernel places a
+// new small mapping right below the last one, so an array whose size was a
+// multiple of the page size ended where the next one began, and NumPy takes
+// an output that ends where an input starts as overlapping it: its SIMD loops
+// then run their scalar loop, which is slower and, for exp and log, gives
+// other bits than NumPy's loops give malloc's arrays (a block header always
+// separates those). Huge-page mappings are placed 2 MiB apart (map_pages
+// reserves a huge page more than it keeps), and get no gap: their size is
+// what a mirrored device copy holds.
+constexpr uint64_t kGapAfterSmallArray = 64;
+
 uint64_t mapping_size(uint64_t size, uint64_t page) {
-  uint64_t mapped = ((size ? size : 1) + page - 1) / page * page;
-  if (mapped >= kHugePage) mapped = (mapped + kHugePage - 1) / kHugePage * kHugePage;
+  const uint64_t bytes = size ? size : 1;
+  uint64_t mapped = (bytes + kGapAfterSmallArray + page - 1) / page * page;
+  if (mapped >= kHugePage) mapped = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   return mapped;
 }
 

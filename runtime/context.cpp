@@ -313,7 +313,7 @@ void Context::flush() {
     // NumPy's own loops on the same memory; pages open as for the device.
     if (observer_) observer_->before_flush();
     try {
-      recovery_.run(done, fp_errors_);
+      stats_.host_bytes_contracted += recovery_.run(done, kernels, fp_errors_);
     } catch (...) {
       if (observer_) observer_->after_flush();
       throw;

@@ -9,19 +9,10 @@
 #include "compile/dtype.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/fault_injection.hpp"
+#include "runtime/fused_replay.hpp"
 
 namespace npvk {
 namespace {
-
-// Where the host can reach an operand's bytes: its mapping, which on a
-// unified-memory or CPU device is the memory the kernels use (zero-copy
-// buffers map the user's own pages).
-uint8_t *host_bytes(const View &v) {
-  if (v.scalar) return reinterpret_cast<uint8_t *>(const_cast<uint64_t *>(&v.scalar_bits));
-  if (!v.buffer || !v.buffer->device) return nullptr;
-  auto *base = static_cast<uint8_t *>(v.buffer->device->mapped());
-  return base ? base + v.offset : nullptr;
-}
 
 // Whether running the batch a second time, over whatever part of it ran,
 // gives the same results: no op writes bytes that it or an earlier op reads.
@@ -57,7 +48,7 @@ bool Recovery::can_run_elementwise(const std::vector<RecordedOp> &ops) const {
   for (const RecordedOp &op : ops) {
     if (op.standalone) return false;
     for (const View &v : op.operands)
-      if (!v.scalar && (!host_bytes(v) || v.buffer->mirrored())) return false;
+      if (!v.scalar && (!host_address(v) || v.buffer->mirrored())) return false;
     if (!loops_exist(op)) return false;
   }
   return true;
@@ -68,17 +59,35 @@ void Recovery::run(const std::vector<RecordedOp> &ops, FpErrors &errors) {
   // device's, and the flushing thread's own status is left as it was.
   std::fexcept_t saved;
   std::fegetexceptflag(&saved, FE_ALL_EXCEPT);
-  for (const RecordedOp &op : ops) {
-    if (op.standalone) {
-      uint8_t *bytes[3] = {};
-      for (size_t k = 0; k < op.operands.size() && k < 3; ++k)
-        bytes[k] = host_bytes(op.operands[k]);
-      errors.note(op.spec.op, op.standalone->replay(loop_, bytes), op.thread);
+  for (const RecordedOp &op : ops) replay_op(op, errors);
+  std::fesetexceptflag(&saved, FE_ALL_EXCEPT);
+}
+
+uint64_t Recovery::run(const std::vector<RecordedOp> &ops,
+                       const std::vector<PlannedKernel> &kernels, FpErrors &errors) {
+  uint64_t unwritten = 0;
+  std::fexcept_t saved;
+  std::fegetexceptflag(&saved, FE_ALL_EXCEPT);
+  // Kernels hold consecutive ops in order (an op over no elements has none).
+  for (const PlannedKernel &k : kernels) {
+    if (replays_fused(k)) {
+      unwritten += replay_fused(k, ops, loop_, scratch_, errors);
       continue;
     }
-    replay_elementwise(op, errors);
+    for (size_t i : k.ops) replay_op(ops[i], errors);
   }
   std::fesetexceptflag(&saved, FE_ALL_EXCEPT);
+  return unwritten;
+}
+
+void Recovery::replay_op(const RecordedOp &op, FpErrors &errors) {
+  if (!op.standalone) {
+    replay_elementwise(op, errors);
+    return;
+  }
+  uint8_t *bytes[3] = {};
+  for (size_t k = 0; k < op.operands.size() && k < 3; ++k) bytes[k] = host_address(op.operands[k]);
+  errors.note(op.spec.op, op.standalone->replay(loop_, bytes), op.thread);
 }
 
 bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run,
@@ -89,7 +98,7 @@ bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, 
   bool possible = loop_.fn != nullptr && (!may_have_run || safe_to_rerun(done));
   for (size_t i = 0; possible && i < done.size(); ++i) {
     const RecordedOp &op = done[i];
-    for (const View &v : op.operands) possible = possible && host_bytes(v) != nullptr;
+    for (const View &v : op.operands) possible = possible && host_address(v) != nullptr;
     possible =
         possible && (op.standalone ? op.standalone->replay_supported(loop_) : loops_exist(op));
   }
@@ -110,7 +119,7 @@ void Recovery::replay_elementwise(const RecordedOp &op, FpErrors &errors) {
     int64_t item[kMaxOperands];
     for (size_t k = 0; k < n; ++k) {
       dtypes[k] = op.spec.operands[k].dtype;
-      base[k] = reinterpret_cast<char *>(host_bytes(op.operands[k]));
+      base[k] = reinterpret_cast<char *>(host_address(op.operands[k]));
       item[k] = int64_t(dtype_info(dtypes[k]).itemsize);
     }
     const IterationSpace &sp = op.space;

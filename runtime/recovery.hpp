@@ -5,6 +5,7 @@
 
 #include <npvk/npvk.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "base/error.hpp"
@@ -30,11 +31,18 @@ class Recovery {
   bool can_run_elementwise(const std::vector<RecordedOp> &ops) const;
   // Runs `ops` on the host; their FP exceptions go to `errors`.
   void run(const std::vector<RecordedOp> &ops, FpErrors &errors);
+  // The same, as planned for the device: a fused kernel's steps run block by
+  // block, and the values it contracts are never written (fused_replay.hpp):
+  // returns their bytes.
+  uint64_t run(const std::vector<RecordedOp> &ops, const std::vector<PlannedKernel> &kernels,
+               FpErrors &errors);
 
  private:
   bool loops_exist(const RecordedOp &op) const;
+  void replay_op(const RecordedOp &op, FpErrors &errors);
   void replay_elementwise(const RecordedOp &op, FpErrors &errors);
   HostLoop loop_;
+  std::vector<uint8_t> scratch_;  // replay_fused's blocks, kept warm between flushes
   npvk_failure_stats failures_{};
 };
 

@@ -363,6 +363,9 @@ typedef struct npvk_stats {
   uint64_t host_ops;
   /* 1 when the context took the device npvk_device_prepare made ahead. */
   uint64_t device_prepared;
+  /* Bytes of the host's runs (host_flushes) left unwritten: the values a
+   * fused kernel contracts, kept in a scratch block instead. */
+  uint64_t host_bytes_contracted;
 } npvk_stats;
 
 NPVK_API npvk_status npvk_context_get_stats(npvk_context ctx, npvk_stats *out);

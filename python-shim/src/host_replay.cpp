@@ -168,29 +168,39 @@ int host_loop(void *, npvk_op op, uint32_t nin, uint32_t nout, const npvk_dtype 
   if (op == NPVK_OP_WHERE && nin == 3 && nout == 1)
     return host_where(dtypes, args, count, steps, fp_flags);
   // npvk calls this once per row of an op's iteration space (100,000 times
-  // for a (1e5, 10) array less a row): the last op's loop is kept, since the
-  // search over every replaced loop cost more than NumPy's loop itself.
-  thread_local struct {
+  // for a (1e5, 10) array less a row), and a fused kernel's replay calls its
+  // steps' loops in turn for each block: the loops found last are kept, since
+  // the search over every replaced loop cost more than NumPy's loop itself.
+  struct Found {
     npvk_op op = NPVK_OP_COUNT;
     uint32_t operands = 0;
     npvk_dtype dtypes[kMaxLoopOperands] = {};
     PyUFuncGenericFunction fn = nullptr;
     void *data = nullptr;
-  } last;
+  };
+  constexpr size_t kKept = 16;
+  thread_local Found kept[kKept];
+  thread_local size_t next = 0;  // the entry to replace (round robin)
   const uint32_t operands = nin + nout;
   if (operands > kMaxLoopOperands) return -1;
-  if (last.op != op || last.operands != operands ||
-      !std::equal(dtypes, dtypes + operands, last.dtypes)) {
-    if (!original_loop(op, dtypes, int(operands), &last.fn, &last.data)) {
-      last.op = NPVK_OP_COUNT;
-      return -1;
+  const Found *found = nullptr;
+  for (const Found &f : kept)
+    if (f.op == op && f.operands == operands && std::equal(dtypes, dtypes + operands, f.dtypes)) {
+      found = &f;
+      break;
     }
-    last.op = op;
-    last.operands = operands;
-    std::copy(dtypes, dtypes + operands, last.dtypes);
+  if (!found) {
+    Found f;
+    if (!original_loop(op, dtypes, int(operands), &f.fn, &f.data)) return -1;
+    f.op = op;
+    f.operands = operands;
+    std::copy(dtypes, dtypes + operands, f.dtypes);
+    kept[next] = f;
+    found = &kept[next];
+    next = (next + 1) % kKept;
   }
-  PyUFuncGenericFunction fn = last.fn;
-  void *data = last.data;
+  PyUFuncGenericFunction fn = found->fn;
+  void *data = found->data;
   if (!args) return 0;
   if (!g_maybe_failed.load(std::memory_order_relaxed)) g_maybe_failed = true;
   npy_intp n = npy_intp(count);

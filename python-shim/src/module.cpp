@@ -247,6 +247,7 @@ PyObject *py_stats(PyObject *, PyObject *) {
     // Recorded work the cost model ran with NumPy's loops (src/cost_model.cpp).
     put(d, "host_flushes", PyLong_FromUnsignedLongLong(s.host_flushes));
     put(d, "ops_on_host", PyLong_FromUnsignedLongLong(s.host_ops));
+    put(d, "host_bytes_contracted", PyLong_FromUnsignedLongLong(s.host_bytes_contracted));
     // Whether binding took the device made ahead at enable() (prepare_binding).
     put(d, "device_prepared", PyBool_FromLong(s.device_prepared != 0));
     // The runtime's own counts of what it recorded and how it fused (bench/compare).
