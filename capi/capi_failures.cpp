@@ -57,7 +57,17 @@ NPVK_API npvk_status npvk_context_get_cost_model(npvk_context h, int measure,
     m.last_host_ns = e.host_ns;
     m.flushes_weighed = ctx->flushes_weighed();
     m.host_streak = ctx->host_streak();
+    m.measured_estimates = ctx->measured_estimates();
     copy_sized(out, m);
+  });
+}
+
+NPVK_API npvk_status npvk_context_pending_on_host(npvk_context h, int *out) {
+  return guarded([&] {
+    require_out(out, "out");
+    auto ctx = get_context(h);
+    ContextLock lock(ctx->mutex());
+    *out = ctx->pending_runs_on_host() ? 1 : 0;
   });
 }
 

@@ -14,6 +14,7 @@
 #include "compile/math_tables.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/flags_pass.hpp"
+#include "runtime/flush_history.hpp"
 #include "vulkan/prepared_device.hpp"
 
 namespace npvk {
@@ -291,25 +292,18 @@ void Context::flush() {
     if (reported) report_flush(first_op, last_op, placement);
   };
 
-  // A buffer is dead when its owner freed it (managed memory) or when the
-  // recorded ops hold its only references (the C ABI's handles are gone).
-  std::unordered_map<const Buffer *, long> recorded_refs;
-  for (const RecordedOp &op : done)
-    for (const View &v : op.operands)
-      if (v.buffer) ++recorded_refs[v.buffer.get()];
-  auto dead = [&](const View &v) {
-    // The caller's own shared_ptr is one of the recorded references.
-    const std::shared_ptr<Buffer> &b = v.buffer;
-    return v.generation != b->generation || b->discarded || b.use_count() == recorded_refs[b.get()];
-  };
   std::vector<PlannedKernel> kernels;
   std::vector<size_t> cuts;  // where the batch is submitted in parts (flags_pass.hpp)
   {
-    Profiler::Scope plan(profiler_, Phase::Plan);
-    kernels = plan_kernels(done, fuse_, min_fuse_elements_, dead);
+    Profiler::Scope planning(profiler_, Phase::Plan);
+    kernels = plan(done);
     cuts = choose_flags_loops(kernels, done);
   }
-  if (runs_on_host(done, kernels)) {
+  // The cost model's flushes are timed, each side under the name of its
+  // planned work (FlushHistory), for the next flush of the same work.
+  const uint64_t signature =
+      cost_model_ && where_ == FlushWhere::CostModel ? FlushHistory::signature(kernels) : 0;
+  if (runs_on_host(done, kernels, signature)) {
     // NumPy's own loops on the same memory; pages open as for the device.
     if (observer_) observer_->before_flush();
     try {
@@ -322,7 +316,9 @@ void Context::flush() {
     report(NPVK_FLUSH_HOST_COST);
     ++stats_.host_flushes;
     stats_.host_ops += done.size();
-    stats_.flush_seconds += seconds_since(start);
+    const double seconds = seconds_since(start);
+    stats_.flush_seconds += seconds;
+    history_.note(signature, true, seconds * 1e9);
     return;
   }
   std::vector<vk::Dispatch> batch;
@@ -363,10 +359,12 @@ void Context::flush() {
   if (observer_) observer_->after_flush();
   report(NPVK_FLUSH_DEVICE);
   account(done, kernels, first_dispatch, result);
-  if (stats_.kernels_compiled + stats_.disk_cache_hits == built_before)
-    recorder_->ran(done, result.device_seconds);
+  const bool built_none = stats_.kernels_compiled + stats_.disk_cache_hits == built_before;
+  if (built_none) recorder_->ran(done, result.device_seconds);
   observe_.observe(done, kernels, first_dispatch, result, submit_ns, stats_.flushes, profiler_);
-  stats_.flush_seconds += seconds_since(start);
+  const double seconds = seconds_since(start);
+  stats_.flush_seconds += seconds;
+  if (built_none) history_.note(signature, false, seconds * 1e9);
 }
 
 void Context::report_flush(uint64_t first, uint64_t last, npvk_flush_placement placement) const {
@@ -386,8 +384,37 @@ uint64_t Context::last_op_of_this_thread() const {
   return recorder_ ? recorder_->last_serial_of_this_thread() : 0;
 }
 
+std::vector<PlannedKernel> Context::plan(const std::vector<RecordedOp> &ops) const {
+  // A buffer is dead when its owner freed it (managed memory) or when the
+  // recorded ops hold its only references (the C ABI's handles are gone).
+  std::unordered_map<const Buffer *, long> recorded_refs;
+  for (const RecordedOp &op : ops)
+    for (const View &v : op.operands)
+      if (v.buffer) ++recorded_refs[v.buffer.get()];
+  auto dead = [&](const View &v) {
+    // The caller's own shared_ptr is one of the recorded references.
+    const std::shared_ptr<Buffer> &b = v.buffer;
+    return v.generation != b->generation || b->discarded || b.use_count() == recorded_refs[b.get()];
+  };
+  return plan_kernels(ops, fuse_, min_fuse_elements_, dead);
+}
+
+bool Context::pending_runs_on_host() {
+  if (pending_.empty() || !cost_model_ || where_ != FlushWhere::CostModel ||
+      !recovery_.can_run_elementwise(pending_))
+    return false;
+  const CostParams &p = cost_params();
+  if (!p.measured) return false;
+  // Planned as the flush will plan it, less the contractions of arrays the
+  // recorder still holds for row merging (it lets them go at the flush).
+  const std::vector<PlannedKernel> kernels = plan(pending_);
+  CostEstimate e = estimate_costs(p, pending_, kernels);
+  history_.correct(FlushHistory::signature(kernels), e);
+  return e.host();
+}
+
 bool Context::runs_on_host(const std::vector<RecordedOp> &done,
-                           const std::vector<PlannedKernel> &kernels) {
+                           const std::vector<PlannedKernel> &kernels, uint64_t signature) {
   switch (where_) {
     case FlushWhere::Device:
       return false;
@@ -402,6 +429,7 @@ bool Context::runs_on_host(const std::vector<RecordedOp> &done,
   const CostParams &p = cost_params();
   if (!p.measured) return false;
   last_estimate_ = estimate_costs(p, done, kernels);
+  measured_estimates_ += history_.correct(signature, last_estimate_);
   ++flushes_weighed_;
   host_streak_ = last_estimate_.host() ? host_streak_ + 1 : 0;
   return last_estimate_.host();

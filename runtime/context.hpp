@@ -18,6 +18,7 @@
 #include "compile/fusion.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/cost_model.hpp"
+#include "runtime/flush_history.hpp"
 #include "runtime/fp_errors.hpp"
 #include "runtime/kernel_store.hpp"
 #include "runtime/observe.hpp"
@@ -117,6 +118,12 @@ class Context : public std::enable_shared_from_this<Context> {
   // Flushes the cost model decided, and how many of the last ran on the host.
   uint64_t flushes_weighed() const { return flushes_weighed_; }
   uint64_t host_streak() const { return host_streak_; }
+  // Weighed flushes whose estimate used a measured time (FlushHistory).
+  uint64_t measured_estimates() const { return measured_estimates_; }
+  // Whether the queued work would run on the host if flushed now (false
+  // where the cost model would not weigh it): a row sum of its result then
+  // runs with NumPy rather than with it on the device.
+  bool pending_runs_on_host();
   npvk_failure_stats failure_stats() const { return recovery_.stats(); }
   // Observability (runtime/observe.hpp, docs/observability.md).
   Profiler &profiler() { return profiler_; }
@@ -140,7 +147,11 @@ class Context : public std::enable_shared_from_this<Context> {
                                  std::vector<size_t> &first_dispatch);
   // Where the next flushes run: by the cost model, or (measuring it) forced.
   enum class FlushWhere { CostModel, Device, Host };
-  bool runs_on_host(const std::vector<RecordedOp> &done, const std::vector<PlannedKernel> &kernels);
+  // `signature`: the flush's name in the history of measured flushes (0: none).
+  bool runs_on_host(const std::vector<RecordedOp> &done, const std::vector<PlannedKernel> &kernels,
+                    uint64_t signature);
+  // The kernels `ops` run as (fusion, contraction of dead values).
+  std::vector<PlannedKernel> plan(const std::vector<RecordedOp> &ops) const;
   CostParams measure_costs();  // runtime/cost_calibration.cpp
   // The cost model's file name: the driver's UUID and version, the device's ids.
   std::string device_key() const;
@@ -179,7 +190,8 @@ class Context : public std::enable_shared_from_this<Context> {
   bool costs_tried_ = false;
   CostParams costs_;
   CostEstimate last_estimate_;
-  uint64_t flushes_weighed_ = 0, host_streak_ = 0;
+  uint64_t flushes_weighed_ = 0, host_streak_ = 0, measured_estimates_ = 0;
+  FlushHistory history_;
   FlushWhere where_ = FlushWhere::CostModel;
   std::string cache_dir_;  // the kernel cache's: the cost model's figures too
 };

@@ -742,12 +742,22 @@ typedef struct npvk_cost_model {
   uint64_t host_streak;     /* the last of them that all ran on the host */
   double device_narrow_ns;  /* per element and access of a 1- or 2-byte operand, beyond its bytes */
   double device_dispatch_ns; /* per kernel of a flush, beyond the flush and its bytes */
+  /* Weighed flushes whose estimate used what the same planned work measured
+   * when it ran before (a side counts once it ran twice, as its faster run). */
+  uint64_t measured_estimates;
 } npvk_cost_model;
 
 /* The cost model's figures; `measure` != 0 measures them now if they are
  * neither measured nor cached (a fraction of a second; needs the host loop). */
 NPVK_API npvk_status npvk_context_get_cost_model(npvk_context ctx, int measure,
                                                  npvk_cost_model *out);
+
+/* 1 in `out` when the cost model would run the queued work on the host if it
+ * were flushed now; 0 when it would run on the device, or would not be
+ * weighed (nothing queued, the model off, a reduction queued). A caller that
+ * is about to reduce a queued result decides with it whether the reduction
+ * joins that work on the device or runs on the host after it. */
+NPVK_API npvk_status npvk_context_pending_on_host(npvk_context ctx, int *out);
 
 typedef struct npvk_failure_stats {
   uint32_t struct_size;     /* sizeof(npvk_failure_stats) */

@@ -85,8 +85,13 @@ const char *cost_model_reason(const void *const *operands, int count, uint64_t b
   // An operand that queued work writes: that work runs now (where its own
   // flush's estimate says), rather than with this call on the device.
   // - A streamed sum stays on the device with its producer where the device
-  //   streams faster than the host: N-body's row sums of a fused chain
-  //   (2-3x NumPy at medium size on Mesa 25, 0.93x when they went to NumPy).
+  //   streams faster than the host and the producer's flush would run there:
+  //   N-body's row sums of a fused chain (2-3x NumPy at medium size on Mesa
+  //   25, 0.93x when they went to NumPy). Where the producer would run on
+  //   the host, the sum runs there after it: scikit-learn's k-means++ chain
+  //   (5 ops over (8, 1e5), in place, and its row sums) took 2.1-2.4 ms per
+  //   flush on lavapipe, NumPy 0.86, and the chain's own flush is weighed by
+  //   what it measured (FlushHistory), which the sum's flush then learns.
   // - Any other reduction only where the device streams at least twice as
   //   fast (a GPU; kOthersNeedDeviceFaster).
   // - A product never: no producer fuses into it, and on a CPU device BLAS
@@ -95,8 +100,12 @@ const char *cost_model_reason(const void *const *operands, int count, uint64_t b
   bool pending = false;
   for (int k = 0; k < count; ++k) pending = pending || pending_write(operands[k]);
   if (pending) {
-    if ((work == CostedWork::StreamedSum && device_speedup >= 1.0) ||
-        (work == CostedWork::OtherReduction && device_speedup >= kOthersNeedDeviceFaster))
+    int producer_on_host = 0;
+    if (work == CostedWork::StreamedSum && device_speedup >= 1.0 &&
+        (npvk_context_pending_on_host(context(), &producer_on_host) != NPVK_SUCCESS ||
+         !producer_on_host))
+      return nullptr;
+    if (work == CostedWork::OtherReduction && device_speedup >= kOthersNeedDeviceFaster)
       return nullptr;
     if (npvk_sync(context()) != NPVK_SUCCESS) return nullptr;  // the device path reports it
   }
@@ -173,14 +182,15 @@ PyObject *py_cost_model(PyObject *, PyObject *measure) {
   }
   if (st != NPVK_SUCCESS) Py_RETURN_NONE;
   return Py_BuildValue(
-      "{s:O,s:O,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:K}", "enabled",
+      "{s:O,s:O,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:K,s:K}", "enabled",
       m.enabled ? Py_True : Py_False, "measured", m.measured ? Py_True : Py_False,
       "device_flush_ns", m.device_flush_ns, "device_ns_per_byte", m.device_ns_per_byte,
       "device_math_ns", m.device_math_ns, "device_pow_ns", m.device_pow_ns, "device_narrow_ns",
       m.device_narrow_ns, "device_dispatch_ns", m.device_dispatch_ns, "host_ns_per_byte",
       m.host_ns_per_byte, "host_math_ns", m.host_math_ns, "host_pow_ns", m.host_pow_ns,
       "last_device_ns", m.last_device_ns, "last_host_ns", m.last_host_ns, "flushes_weighed",
-      (unsigned long long)m.flushes_weighed, "host_streak", (unsigned long long)m.host_streak);
+      (unsigned long long)m.flushes_weighed, "host_streak", (unsigned long long)m.host_streak,
+      "measured_estimates", (unsigned long long)m.measured_estimates);
 }
 
 }  // namespace npvk_shim

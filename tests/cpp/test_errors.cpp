@@ -56,6 +56,9 @@ TEST_F(Errors, ZeroNeverCreatedAndReleasedHandles) {
     SCOPED_TRACE("handle " + std::to_string(id));
     EXPECT_FAILS(npvk_sync(npvk_context{id}), NPVK_ERR_INVALID_HANDLE);
     EXPECT_FAILS(npvk_context_release(npvk_context{id}), NPVK_ERR_INVALID_HANDLE);
+    int on_host = -1;
+    EXPECT_FAILS(npvk_context_pending_on_host(npvk_context{id}, &on_host), NPVK_ERR_INVALID_HANDLE);
+    EXPECT_EQ(on_host, -1);
     EXPECT_FAILS(npvk_buffer_create(npvk_context{id}, 16, &b), NPVK_ERR_INVALID_HANDLE);
     EXPECT_EQ(b.id, kUntouched);
     EXPECT_FAILS(npvk_buffer_release(npvk_buffer{id}), NPVK_ERR_INVALID_HANDLE);
@@ -84,6 +87,17 @@ TEST_F(Errors, ZeroNeverCreatedAndReleasedHandles) {
   EXPECT_FAILS(npvk_view_release(old_view), NPVK_ERR_INVALID_HANDLE);
   EXPECT_FAILS(npvk_unary(ctx(), NPVK_OP_NEGATIVE, old_view, fresh_view.get()),
                NPVK_ERR_INVALID_HANDLE);
+  ExpectContextUsable();
+}
+
+// Without the cost model (off for C callers until enabled), queued work
+// never runs on the host by choice; a null out pointer is an error.
+TEST_F(Errors, PendingOnHostWithoutTheCostModel) {
+  int on_host = -1;
+  EXPECT_FAILS(npvk_context_pending_on_host(ctx(), nullptr), NPVK_ERR_INVALID_ARGUMENT);
+  NPVK_EXPECT_OK(npvk_unary(ctx(), NPVK_OP_NEGATIVE, view_.get(), out_.get()));
+  NPVK_EXPECT_OK(npvk_context_pending_on_host(ctx(), &on_host));
+  EXPECT_EQ(on_host, 0);
   ExpectContextUsable();
 }
 

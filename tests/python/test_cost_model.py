@@ -206,6 +206,41 @@ def test_host_runs_of_fused_kernels_write_no_temporaries(tmp_path):
     assert _run_with_the_host_free(tmp_path, _FUSED_CHILD) == ["True"] * 4
 
 
+_MEASURED_CHILD = textwrap.dedent("""
+    import numpy as np, npvk
+    x0 = np.random.default_rng(2).random(1 << 20) + 0.5
+    expected = np.exp(x0) * 1.5 + x0
+    npvk.enable()
+    x = np.array(x0)
+    places, close = [], True
+    for i in range(16):
+        before = npvk.stats()["flushes"]  # the device's
+        y = np.exp(x) * 1.5 + x
+        y[0]
+        places.append("device" if npvk.stats()["flushes"] > before else "host")
+        close = close and np.allclose(y, expected, rtol=1e-15, atol=0)
+    m = npvk.cost_model(measure=False)
+    print(" ".join(places), m["measured_estimates"] > 0, close,
+          "llvmpipe" in npvk.device()["name"])
+""")
+
+
+def test_measured_flushes_correct_the_estimate(tmp_path):
+    """Figures that price lavapipe's exp as cheap send the chain to the device
+    at first; once the same planned work ran there twice (FlushHistory), the
+    faster of those runs is its device estimate, and NumPy's SIMD exp wins.
+    (The first run builds the kernel and is not counted. The host streak's
+    check flushes a part of the chain now and then, and a part is new work
+    that the figures send to the device until it too has run there twice.)"""
+    (words,) = _run_with_figures(tmp_path, _MEASURED_CHILD, _figures_file(1e-3, 1e-2))
+    if words[-1] != "True":
+        pytest.skip("a statement about a CPU device")
+    places = words[:16]
+    assert places[0] == "device", places
+    assert places[-4:] == ["host"] * 4, places
+    assert words[16:18] == ["True", "True"], words
+
+
 _STRIDED_CHILD = textwrap.dedent("""
     import numpy as np, npvk
     x0 = np.linspace(-2.0, 2.0, 1 << 20).reshape(1024, 1024)
