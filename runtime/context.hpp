@@ -120,9 +120,10 @@ class Context : public std::enable_shared_from_this<Context> {
   uint64_t host_streak() const { return host_streak_; }
   // Weighed flushes whose estimate used a measured time (FlushHistory).
   uint64_t measured_estimates() const { return measured_estimates_; }
-  // Whether the queued work would run on the host if flushed now (false
-  // where the cost model would not weigh it): a row sum of its result then
-  // runs with NumPy rather than with it on the device.
+  // Whether the queued work runs faster on the host, by what the same
+  // planned work measured on the device before (false where it was not
+  // measured, or the cost model would not weigh it): a row sum of its result
+  // then runs with NumPy rather than with it on the device.
   bool pending_runs_on_host();
   npvk_failure_stats failure_stats() const { return recovery_.stats(); }
   // Observability (runtime/observe.hpp, docs/observability.md).

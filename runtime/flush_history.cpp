@@ -18,18 +18,18 @@ uint64_t FlushHistory::signature(const std::vector<PlannedKernel> &kernels) {
   return h;
 }
 
-bool FlushHistory::correct(uint64_t signature, CostEstimate &estimate) const {
-  if (!signature) return false;
+unsigned FlushHistory::correct(uint64_t signature, CostEstimate &estimate) const {
+  if (!signature) return 0;
   auto it = times_.find(signature);
-  if (it == times_.end()) return false;
-  bool replaced = false;
+  if (it == times_.end()) return 0;
+  unsigned replaced = 0;
   if (it->second.device.runs >= kRunsToCount) {
     estimate.device_ns = it->second.device.fastest_ns;
-    replaced = true;
+    replaced |= kDevice;
   }
   if (it->second.host.runs >= kRunsToCount) {
     estimate.host_ns = it->second.host.fastest_ns;
-    replaced = true;
+    replaced |= kHost;
   }
   return replaced;
 }

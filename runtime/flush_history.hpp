@@ -24,8 +24,9 @@ class FlushHistory {
   static uint64_t signature(const std::vector<PlannedKernel> &kernels);
 
   // Replaces each side of `estimate` that has been measured for `signature`.
-  // Returns whether it replaced any.
-  bool correct(uint64_t signature, CostEstimate &estimate) const;
+  // Returns the sides it replaced (kDevice | kHost; 0 for none).
+  static constexpr unsigned kDevice = 1, kHost = 2;
+  unsigned correct(uint64_t signature, CostEstimate &estimate) const;
 
   // A flush of `signature` took `ns` on the host or the device, all of it
   // (planning, submission, page protection, faults).

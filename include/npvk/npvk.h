@@ -752,10 +752,11 @@ typedef struct npvk_cost_model {
 NPVK_API npvk_status npvk_context_get_cost_model(npvk_context ctx, int measure,
                                                  npvk_cost_model *out);
 
-/* 1 in `out` when the cost model would run the queued work on the host if it
- * were flushed now; 0 when it would run on the device, or would not be
- * weighed (nothing queued, the model off, a reduction queued). A caller that
- * is about to reduce a queued result decides with it whether the reduction
+/* 1 in `out` when the cost model, having measured the same planned work on
+ * the device before, estimates the queued work faster on the host; 0 when
+ * not, when it was never measured there, or when it would not be weighed
+ * (nothing queued, the model off, a reduction queued). A caller that is
+ * about to reduce a queued result decides with it whether the reduction
  * joins that work on the device or runs on the host after it. */
 NPVK_API npvk_status npvk_context_pending_on_host(npvk_context ctx, int *out);
 
