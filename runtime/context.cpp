@@ -403,7 +403,9 @@ bool Context::pending_runs_on_host() {
   if (pending_.empty() || !cost_model_ || where_ != FlushWhere::CostModel ||
       !recovery_.can_run_elementwise(pending_))
     return false;
-  const CostParams &p = cost_params();
+  // Never measured from here: measuring runs flushes, and the caller is
+  // between recording a producer and its sum (it measures at the next flush).
+  const CostParams &p = cost_params(false);
   if (!p.measured) return false;
   // Planned as the flush will plan it, less the contractions of arrays the
   // recorder still holds for row merging (it lets them go at the flush).
