@@ -2,6 +2,7 @@
 // model keeps on the host; failure counts, and fault injection for tests.
 #include "capi/capi_common.hpp"
 #include "runtime/fault_injection.hpp"
+#include "runtime/recovery.hpp"
 
 using namespace npvk;
 
@@ -22,6 +23,10 @@ NPVK_API npvk_status npvk_context_get_failure_stats(npvk_context h, npvk_failure
     ContextLock lock(ctx->mutex());
     copy_sized(out, ctx->failure_stats());
   });
+}
+
+NPVK_API uint64_t npvk_failure_epoch(void) {
+  return failure_epoch().load(std::memory_order_acquire);
 }
 
 NPVK_API npvk_status npvk_context_set_cost_model(npvk_context h, int enabled) {

@@ -22,7 +22,6 @@
 namespace npvk {
 namespace {
 
-ManagedMemory *g_instance = nullptr;
 std::mutex g_enable_mutex;
 bool g_fork_locked = false;
 int g_fork_pipe[2] = {-1, -1};
@@ -142,10 +141,6 @@ int thread_count() {
 
 }  // namespace
 
-ManagedMemory *ManagedMemory::instance() {
-  return g_instance;
-}
-
 namespace {
 // Read on every host sync, set rarely: a torn pair would call a new hook
 // with the old argument, so both change under the hook lock.
@@ -168,14 +163,14 @@ void ManagedMemory::note_sync(uint64_t npvk_managed_stats::*counter, npvk_sync_r
 
 ManagedMemory &ManagedMemory::enable(const npvk_context_options *options) {
   std::lock_guard<std::mutex> guard(g_enable_mutex);
-  if (g_instance) {
-    require(!g_instance->forked_, NPVK_ERR_UNSUPPORTED,
+  if (instance_) {
+    require(!instance_->forked_, NPVK_ERR_UNSUPPORTED,
             "managed memory is unavailable in the child of a fork");
-    ContextLock lock(g_instance->ctx_->mutex());
-    g_instance->active_ = true;
+    ContextLock lock(instance_->ctx_->mutex());
+    instance_->active_ = true;
     install_fault_handler();
     install_syscall_guard();
-    return *g_instance;
+    return *instance_;
   }
   // The driver's own threads (lavapipe's) are not the program's, nor are
   // library pools the caller vouched for (NumPy's OpenBLAS starts one thread
@@ -196,7 +191,7 @@ ManagedMemory &ManagedMemory::enable(const npvk_context_options *options) {
   install_syscall_guard();
   std::atexit(at_exit);
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-  g_instance = mm;
+  instance_ = mm;
   return *mm;
 }
 
@@ -644,10 +639,15 @@ void ManagedMemory::make_host_accessible(Allocation &a, bool write) {
 }
 
 void ManagedMemory::host_access(const void *ptr, uint64_t size, bool write) {
-  ensure_fault_handler();  // a sync point: the program reads managed pages next
-  ContextLock lock(ctx_->mutex());
   const auto *p = static_cast<const uint8_t *>(ptr);
   const uint8_t *end = p + (size ? size : 1);
+  // Every buffer export of an array asks (a Cython function takes one per
+  // array argument); most ranges lie outside every managed mapping.
+  if (reinterpret_cast<uintptr_t>(end) <= lowest_.load(std::memory_order_relaxed) ||
+      reinterpret_cast<uintptr_t>(p) >= highest_.load(std::memory_order_relaxed))
+    return;
+  ContextLock lock(ctx_->mutex());
+  bool handler_checked = false;
   while (p < end) {
     Allocation *a = find(p);
     if (!a) {
@@ -656,6 +656,12 @@ void ManagedMemory::host_access(const void *ptr, uint64_t size, bool write) {
       if (it == allocations_.end() || it->first >= reinterpret_cast<uintptr_t>(end)) return;
       p = reinterpret_cast<const uint8_t *>(it->first);
       continue;
+    }
+    if (!handler_checked) {
+      // A sync point: the program reads managed pages next. Two sigaction
+      // calls, so not for ranges that hold none.
+      ensure_fault_handler();
+      handler_checked = true;
     }
     if (a->state != State::Host) {
       uint64_t flushes = ctx_->stats().flushes;
@@ -758,7 +764,7 @@ void ManagedMemory::flush_queued() {
 void ManagedMemory::at_exit() {
   static std::atomic<bool> ran{false};
   if (ran.exchange(true)) return;
-  ManagedMemory *mm = g_instance;
+  ManagedMemory *mm = instance_;
   if (!mm || mm->forked_) return;
   try {
     mm->sync_all(&npvk_managed_stats::host_syncs_exit, true);
@@ -771,7 +777,7 @@ void ManagedMemory::at_exit() {
 }
 
 void ManagedMemory::before_fork() {
-  ManagedMemory *mm = g_instance;
+  ManagedMemory *mm = instance_;
   if (!mm || mm->forked_) return;
   mm->ctx_->mutex().lock();  // held across fork, released on both sides
   g_fork_locked = true;
@@ -803,7 +809,7 @@ void ManagedMemory::after_fork_parent() {
   }
   if (g_fork_locked) {
     g_fork_locked = false;
-    g_instance->ctx_->mutex().unlock();
+    instance_->ctx_->mutex().unlock();
   }
 }
 
@@ -822,7 +828,7 @@ void ManagedMemory::privatize(Allocation &a) {
 }
 
 void ManagedMemory::after_fork_child() {
-  ManagedMemory *mm = g_instance;
+  ManagedMemory *mm = instance_;
   if (!mm || !g_fork_locked) return;
   g_fork_locked = false;
   mm->forked_ = true;

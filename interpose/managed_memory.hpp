@@ -53,8 +53,9 @@ class ManagedMemory : public MemoryObserver {
     uint64_t spare_since = 0;        // when it became a spare (spare_clock_)
   };
 
-  // The process-wide instance, or null before the first enable().
-  static ManagedMemory *instance();
+  // The process-wide instance, or null before the first enable(). Inline:
+  // asked at every free and ufunc loop call.
+  static ManagedMemory *instance() { return instance_; }
   static ManagedMemory &enable(const npvk_context_options *options);
 
   const std::shared_ptr<Context> &context() const { return ctx_; }
@@ -140,6 +141,7 @@ class ManagedMemory : public MemoryObserver {
   static void after_fork_parent();
   static void after_fork_child();
 
+  static inline ManagedMemory *instance_ = nullptr;
   std::shared_ptr<Context> ctx_;
   // By base address. Changed with both the context lock and index_mutex_
   // held, so either lock suffices to read it.

@@ -92,9 +92,7 @@ void Recovery::replay_op(const RecordedOp &op, FpErrors &errors) {
 
 bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run,
                        FpErrors &errors) {
-  ++failures_.flush_failures;
-  failures_.last_status = uint32_t(error.status());
-  std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", error.what());
+  count_failure(failures_, &npvk_failure_stats::flush_failures, error.status(), error.what());
   bool possible = loop_.fn != nullptr && (!may_have_run || safe_to_rerun(done));
   for (size_t i = 0; possible && i < done.size(); ++i) {
     const RecordedOp &op = done[i];

@@ -16,6 +16,7 @@
 #include "base/error.hpp"
 #include "base/options.hpp"
 #include "runtime/fault_injection.hpp"
+#include "runtime/recovery.hpp"
 
 namespace npvk {
 
@@ -249,10 +250,9 @@ void Residency::allocate_copy(Buffer &buffer, bool upload) {
 
 void Residency::inject_alloc_fault() {
   if (!fault::fire(fault::Kind::Alloc)) return;
-  ++failures_.alloc_failures;
   const char *what = "out of device memory (injected by NPVK_FAULT=alloc)";
-  failures_.last_status = uint32_t(NPVK_ERR_OUT_OF_DEVICE_MEMORY);
-  std::snprintf(failures_.last_message, sizeof failures_.last_message, "%s", what);
+  count_failure(failures_, &npvk_failure_stats::alloc_failures, NPVK_ERR_OUT_OF_DEVICE_MEMORY,
+                what);
   fail(NPVK_ERR_OUT_OF_DEVICE_MEMORY, what);
 }
 

@@ -771,6 +771,10 @@ typedef struct npvk_failure_stats {
   char last_message[256];   /* what the last failure said */
 } npvk_failure_stats;
 NPVK_API npvk_status npvk_context_get_failure_stats(npvk_context ctx, npvk_failure_stats *out);
+/* A number that changes whenever any context of the process counts a failure
+ * above (never a handle or a lock): a caller that checks for failures after
+ * every call may skip npvk_context_get_failure_stats while it has not changed. */
+NPVK_API uint64_t npvk_failure_epoch(void);
 
 /* For tests: makes the N-th later event of a kind fail as the real failure
  * would, with NPVK_FAULT's syntax: "kind:N[,kind:N...]", kinds alloc (device

@@ -30,6 +30,13 @@ uint64_t managed_from() {
 }
 
 thread_local bool t_force_managed = false;
+// Threads now in force_managed(true): the thread-local flag (a call into the
+// dynamic loader from a Python extension) is read only while some are.
+std::atomic<int> g_threads_forcing{0};
+
+bool forcing_managed() {
+  return g_threads_forcing.load(std::memory_order_relaxed) != 0 && t_force_managed;
+}
 
 // Mid-size arrays (from managed_from() to an eighth of NPVK_MIN_BYTES) are
 // managed only while the program sends work to the device: a device op
@@ -60,27 +67,33 @@ bool device_in_use() {
 }
 
 bool wants_managed(uint64_t size) {
-  if (t_force_managed) return true;
+  if (forcing_managed()) return true;
   if (size < managed_from()) return false;
   return size >= settings().min_bytes / 8 || device_in_use();
 }
 
+// Whether `ptr` is the start of a managed allocation. Those start on a page;
+// NumPy's small blocks, at nearly every free, almost never do.
 bool is_managed(void *ptr, uint64_t *size) {
+  constexpr uintptr_t kPageMask = 4096 - 1;
+  if (!ptr || (reinterpret_cast<uintptr_t>(ptr) & kPageMask) != 0) return false;
   int found = 0;
   void *base = nullptr;
-  return ptr && npvk_managed_lookup(ptr, &found, &base, size) == NPVK_SUCCESS && found &&
-         base == ptr;
+  return npvk_managed_lookup(ptr, &found, &base, size) == NPVK_SUCCESS && found && base == ptr;
 }
 
 // NumPy's default handler (PyDataMem_DefaultHandler), taken at the first
 // capsule: it outlives every array, being NumPy's own.
 const PyDataMem_Handler *g_numpy = nullptr;
 
-void *numpy_malloc(size_t size) {
-  return g_numpy->allocator.malloc(g_numpy->allocator.ctx, size);
+void *numpy_allocate(size_t size, bool zero) {
+  return zero ? g_numpy->allocator.calloc(g_numpy->allocator.ctx, 1, size)
+              : g_numpy->allocator.malloc(g_numpy->allocator.ctx, size);
 }
 
 void *allocate(uint64_t size, bool zero) {
+  // NumPy's small arrays, nearly every allocation: its own handler at once.
+  if (size < managed_from() && !forcing_managed()) return numpy_allocate(size, zero);
   int active = 0;
   // The program's first array of some size: the device it will likely want
   // is made from now on, without the rest of the delay.
@@ -92,7 +105,7 @@ void *allocate(uint64_t size, bool zero) {
     if (npvk_managed_alloc(size, zero, &p) == NPVK_SUCCESS) return p;
     // No managed memory to be had: an ordinary allocation still works.
   }
-  return zero ? g_numpy->allocator.calloc(g_numpy->allocator.ctx, 1, size) : numpy_malloc(size);
+  return numpy_allocate(size, zero);
 }
 
 void *shim_malloc(void *, size_t size) {
@@ -147,7 +160,8 @@ PyDataMem_Handler g_handler = {
 }  // namespace
 
 bool force_managed(bool on) {
-  bool was = t_force_managed;
+  const bool was = t_force_managed;
+  if (on != was) g_threads_forcing.fetch_add(on ? 1 : -1, std::memory_order_relaxed);
   t_force_managed = on;
   return was;
 }

@@ -19,6 +19,8 @@ std::atomic<uint64_t> g_warned{0};
 // Set where the shim sees a failure happen, so that ufunc loops ask npvk
 // (under its lock) only then.
 std::atomic<bool> g_maybe_failed{false};
+// npvk_failure_epoch() at the last look at the counts.
+std::atomic<uint64_t> g_epoch_seen{0};
 
 uint64_t failure_count(const npvk_failure_stats &f) {
   return f.flush_failures + f.alloc_failures;
@@ -227,7 +229,13 @@ bool failures_unreported() {
 }
 
 int warn_failures() {
-  g_maybe_failed = false;
+  // Asked at every buffer export and error-state change (a Cython function
+  // takes a buffer per array argument): npvk's counts, under its lock, only
+  // after a failure was counted or seen since the last look.
+  const uint64_t epoch = npvk_failure_epoch();
+  if (!g_maybe_failed.exchange(false) && epoch == g_epoch_seen.load(std::memory_order_relaxed))
+    return 0;
+  g_epoch_seen = epoch;
   npvk_failure_stats f;
   if (!get_failures(&f) || failure_count(f) <= g_warned.load()) return 0;
   g_warned = failure_count(f);

@@ -452,11 +452,6 @@ PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "npvk._native", "npvk's NumPy shi
 
 }  // namespace
 
-Settings &settings() {
-  static Settings s;
-  return s;
-}
-
 void remember_ufunc_name(npvk_op op, const char *name) {
   if (op >= 0 && op < NPVK_OP_COUNT) g_ufunc_names[op] = name;
 }

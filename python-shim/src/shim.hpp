@@ -55,7 +55,11 @@ struct Settings {
 // Whether a float clip with both bounds scalar (`low`, `high`) needs NumPy
 // 2.1's scalar-bound loop: one of them is a zero.
 bool clip_needs_numpy(double low, double high);
-Settings &settings();
+// The one instance, inline: read at every allocation and ufunc loop call.
+inline Settings g_settings;
+inline Settings &settings() {
+  return g_settings;
+}
 // The error state's demands of a call that would go to the device
 // (Settings::strict_errors, sync_errors; npvk/_errstate.py sets them at each
 // change of the error state or the warnings filters).
@@ -143,6 +147,8 @@ bool force_managed(bool on);
 bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_dtype *dtypes,
                   int count, std::string *error);
 void restore_loops();
+// Changes whenever loops are replaced or restored.
+uint64_t replaced_loops_generation();
 // The device op of the replaced loop (in_type, ..., in_type) -> (out_types[0], ...).
 bool device_loop_for(PyObject *ufunc, int in_type, const int *out_types, int nout, npvk_op *op);
 // matmul_loop.cpp: np.matmul's (T, T) -> T gufunc loop on the device.

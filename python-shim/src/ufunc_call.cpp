@@ -26,9 +26,11 @@
 // outputs (divmod, modf, frexp). Scalars follow NumPy's promotion rules of
 // the running version (value-based, or NEP 50). Everything else goes to NumPy
 // unchanged.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
 
 #include "numpy_api.hpp"
 #include "shim.hpp"
@@ -81,6 +83,50 @@ bool exact_first_loop(PyUFuncObject *uf, int t, int *out) {
     return exact;
   }
   return false;
+}
+
+// The device op for a whole call of `uf` on inputs of NumPy type `t`, and its
+// output types: NumPy's first loop for them must be exactly (t, ..., t) ->
+// outs (for a logical op with a Python scalar, the TT->? loop), and replaced.
+// Remembered per ufunc and type until loops are replaced or restored: the
+// search casts `t` to each loop's types in turn and scans every replaced
+// loop, hundreds of nanoseconds for a small array's call.
+struct WholeCallLoop {
+  bool exists = false;
+  npvk_op op = NPVK_OP_ADD;
+  int out_types[kMaxOutputs] = {};
+};
+
+WholeCallLoop find_whole_call_loop(PyUFuncObject *uf, int t, bool logical) {
+  WholeCallLoop found;
+  if (logical) found.out_types[0] = NPY_BOOL;
+  found.exists =
+      (logical || exact_first_loop(uf, t, found.out_types)) &&
+      device_loop_for(reinterpret_cast<PyObject *>(uf), t, found.out_types, uf->nout, &found.op);
+  return found;
+}
+
+bool whole_call_loop(PyUFuncObject *uf, int t, bool logical, int *out_types, npvk_op *op) {
+  static std::unordered_map<uint64_t, WholeCallLoop> known;  // used with the GIL held
+  static uint64_t known_at = 0;
+  if (known_at != replaced_loops_generation()) {
+    known.clear();
+    known_at = replaced_loops_generation();
+  }
+  WholeCallLoop found;
+  if (t < 0 || t >= 32) {
+    found = find_whole_call_loop(uf, t, logical);
+  } else {
+    // Type numbers of npvk's dtypes are below 32; objects lie below 2^48.
+    const uint64_t key =
+        (uint64_t(reinterpret_cast<uintptr_t>(uf)) << 6) | (uint64_t(t) << 1) | (logical ? 1 : 0);
+    auto it = known.find(key);
+    if (it == known.end()) it = known.emplace(key, find_whole_call_loop(uf, t, logical)).first;
+    found = it->second;
+  }
+  std::copy(found.out_types, found.out_types + kMaxOutputs, out_types);
+  *op = found.op;
+  return found.exists;
 }
 
 // npvk's dtype of a NumPy type number; false for types npvk lacks.
@@ -266,8 +312,8 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   // taken here with the scalar's truth in the array's dtype, on the array's
   // own loop (TT->?), which gives the same bools.
   const bool logical_scalar = settings().promotion == Settings::Promotion::Weak &&
-                              is_logical_binary(uf) &&
-                              PyArray_CheckExact(args[0]) != PyArray_CheckExact(args[1]);
+                              PyArray_CheckExact(args[0]) != PyArray_CheckExact(args[1]) &&
+                              is_logical_binary(uf);
   bool upload[kMaxInputs] = {};
   // Which arrays there are, their common dtype, and whether NumPy would
   // need its buffers: some array is N-d and not contiguous, or shapes differ.
@@ -311,6 +357,26 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
     ndim = std::max(ndim, PyArray_NDIM(a));
   }
   if (type < 0 || ndim < 1) return nullptr;
+  // The broadcast shape, as NumPy aligns shapes at the last dimension.
+  npy_intp shape[NPY_MAXDIMS];
+  for (int d = 0; d < ndim; ++d) shape[d] = 1;
+  for (Py_ssize_t k = 0; k < nin; ++k) {
+    if (!PyArray_CheckExact(args[k])) continue;
+    PyArrayObject *a = reinterpret_cast<PyArrayObject *>(args[k]);
+    for (int j = 0; j < PyArray_NDIM(a); ++j) {
+      const int d = ndim - PyArray_NDIM(a) + j;
+      const npy_intp e = PyArray_DIM(a, j);
+      if (e == shape[d] || e == 1) continue;
+      if (shape[d] != 1) return nullptr;  // NumPy raises its own error
+      shape[d] = e;
+    }
+  }
+  npy_intp elements = 1;
+  for (int d = 0; d < ndim; ++d) elements *= shape[d];
+  // Most calls are small and touch nothing managed: decided before the
+  // scalars and the loop are looked at (no result is wider than 8 bytes).
+  if (!pending && std::max<uint64_t>(largest, uint64_t(elements) * 8) < settings().min_bytes)
+    return nullptr;
   // Scalars that leave the array's dtype as NumPy types the call.
   double scalar[kMaxInputs] = {};
   for (Py_ssize_t k = 0; k < nin; ++k) {
@@ -331,33 +397,15 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   // A logical op's TT->? loops all give the same bools: the exact one is taken
   // even where NumPy's search order would find another first (int64 arrays
   // typed 'q' meet the 'l' loop first).
-  if (logical_scalar) out_types[0] = NPY_BOOL;
-  if (!(logical_scalar || exact_first_loop(uf, type, out_types)) ||
-      !device_loop_for(callable, type, out_types, nout, &op))
-    return nullptr;
+  if (!whole_call_loop(uf, type, logical_scalar, out_types, &op)) return nullptr;
   if (op == NPVK_OP_NEXTAFTER && type == NPY_HALF && settings().half_nextafter_returns_y)
     return nullptr;  // NumPy's loop, counted there (Settings)
 
-  // The broadcast shape, as NumPy aligns shapes at the last dimension.
-  npy_intp shape[NPY_MAXDIMS];
-  for (int d = 0; d < ndim; ++d) shape[d] = 1;
-  for (Py_ssize_t k = 0; k < nin; ++k) {
-    if (!PyArray_CheckExact(args[k])) continue;
-    PyArrayObject *a = reinterpret_cast<PyArrayObject *>(args[k]);
-    for (int j = 0; j < PyArray_NDIM(a); ++j) {
-      const int d = ndim - PyArray_NDIM(a) + j;
-      const npy_intp e = PyArray_DIM(a, j);
-      if (e == shape[d] || e == 1) continue;
-      if (shape[d] != 1) return nullptr;  // NumPy raises its own error
-      shape[d] = e;
-    }
-  }
   // Worth the device: a large managed operand or result, or a host wait saved.
-  npy_intp result_bytes = out_types[0] == NPY_BOOL    ? 1
-                          : out_types[0] == NPY_HALF  ? 2
-                          : out_types[0] == NPY_FLOAT ? 4
-                                                      : 8;
-  for (int d = 0; d < ndim; ++d) result_bytes *= shape[d];
+  const npy_intp result_bytes = elements * (out_types[0] == NPY_BOOL    ? 1
+                                            : out_types[0] == NPY_HALF  ? 2
+                                            : out_types[0] == NPY_FLOAT ? 4
+                                                                        : 8);
   const bool large = std::max<uint64_t>(largest, uint64_t(result_bytes)) >= settings().min_bytes;
   if (!pending && !(needs_whole && large)) return nullptr;
   if (strict_errors()) return nullptr;

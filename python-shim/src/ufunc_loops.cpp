@@ -45,6 +45,7 @@ struct Slot {
 
 std::array<Slot, kMaxSlots> g_slots;
 int g_used = 0;
+uint64_t g_generation = 0;
 
 // A ufunc called with extobj= handles its FP errors with that error object,
 // which only NumPy's own loop (checked right after it runs) can honour; a
@@ -333,6 +334,7 @@ bool replace_loop(PyObject *ufunc, npvk_op op, const int *type_nums, const npvk_
   Py_INCREF(ufunc);
   s.ufunc = ufunc;
   ++g_used;
+  ++g_generation;
   return true;
 }
 
@@ -347,6 +349,11 @@ void restore_loops() {
     Py_CLEAR(s.ufunc);
   }
   g_used = 0;
+  ++g_generation;
+}
+
+uint64_t replaced_loops_generation() {
+  return g_generation;
 }
 
 int replaced_loop_count() {

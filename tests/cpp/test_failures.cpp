@@ -111,7 +111,11 @@ TEST_F(Failures, AllocFailsOnceWithOutOfDeviceMemory) {
   NPVK_ASSERT_OK(npvk_fault_inject("alloc:2"));
   npvk_buffer b1{}, b2{}, b3{};
   NPVK_ASSERT_OK(npvk_buffer_create(ctx.get(), 64, &b1));
+  // The epoch moves with every failure counted, and only then.
+  const uint64_t epoch = npvk_failure_epoch();
+  EXPECT_EQ(npvk_failure_epoch(), epoch);
   EXPECT_EQ(npvk_buffer_create(ctx.get(), 64, &b2), NPVK_ERR_OUT_OF_DEVICE_MEMORY);
+  EXPECT_NE(npvk_failure_epoch(), epoch);
   EXPECT_EQ(b2.id, 0u);  // nothing written on failure
   NPVK_ASSERT_OK(npvk_buffer_create(ctx.get(), 64, &b3));
   npvk_failure_stats f = FailureStats(ctx.get());
@@ -130,7 +134,9 @@ TEST_F(Failures, CompileFailureIsReportedAndContextStaysUsable) {
   Chain c(ctx.get(), n);
   NPVK_ASSERT_OK(npvk_fault_inject("compile:1"));
   NPVK_ASSERT_OK(c.Record(ctx.get()));
+  const uint64_t epoch = npvk_failure_epoch();
   EXPECT_EQ(npvk_sync(ctx.get()), NPVK_ERR_COMPILE);
+  EXPECT_NE(npvk_failure_epoch(), epoch);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(c.host_out[i], -1.0) << i;
   npvk_failure_stats f = FailureStats(ctx.get());
   EXPECT_EQ(f.flush_failures, 1u);
