@@ -129,7 +129,11 @@ bool skipped(const Patcher &p, const std::string &name) {
   return false;
 }
 
-void patch_object(Patcher &p, const Object &object, const std::vector<Mapping> &maps) {
+// `maps`: read from /proc/self/maps at the first slot to store, if still
+// empty. Most objects import none of the hooked functions, and the file is
+// long in a process with many managed arrays (a dlopen each, in a test suite
+// that imports many extension modules).
+void patch_object(Patcher &p, const Object &object, std::vector<Mapping> &maps) {
   // glibc relocates the d_ptr entries of a loaded object's dynamic section in
   // place; a value below the load address is still an offset.
   auto address = [&](ElfW(Addr) v) { return v < object.base ? v + object.base : v; };
@@ -169,7 +173,7 @@ void patch_object(Patcher &p, const Object &object, const std::vector<Mapping> &
     }
   }
   if (!symtab || !strtab || rela_ent < sizeof(ElfW(Rela))) return;
-  auto scan = [&](const ElfW(Rela) * table, size_t bytes, size_t entry) {
+  auto scan = [&](const ElfW(Rela) *table, size_t bytes, size_t entry) {
     if (!table) return;
     for (size_t at = 0; at + sizeof(ElfW(Rela)) <= bytes; at += entry) {
       const auto *r =
@@ -184,7 +188,9 @@ void patch_object(Patcher &p, const Object &object, const std::vector<Mapping> &
         if (std::strcmp(name, hook.name) != 0) continue;
         void **slot = reinterpret_cast<void **>(object.base + r->r_offset);
         void *old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-        if (old != hook.replacement && store(slot, hook.replacement, maps))
+        if (old == hook.replacement) break;
+        if (maps.empty()) maps = current_mappings();
+        if (store(slot, hook.replacement, maps))
           p.slots.push_back({object.key, slot, old, hook.replacement});
         break;
       }
@@ -223,7 +229,6 @@ bool scan_locked(Patcher &p) {
     }
     p.scanned.insert(object.key);
     if (skipped(p, object.key.second)) continue;
-    if (maps.empty()) maps = current_mappings();
     patch_object(p, object, maps);
   }
   return deferred;

@@ -24,14 +24,11 @@ ErrorStateReaders g_readers;
 // both hooked) is the outer one's: applied alone.
 thread_local int t_depth = 0;
 
-// Whether a warnings filter may turn NumPy's RuntimeWarning into an exception
-// (conservatively: any "error" filter for it, up to the first filter that
-// catches every RuntimeWarning). -1 with an exception set.
-int filters_raise_runtime_warning() {
-  PyObject *filters = PyObject_GetAttrString(g_readers.warnings, "filters");
-  if (!filters) return -1;
+// Whether a filter of `filters` may turn NumPy's RuntimeWarning into an
+// exception (conservatively: any "error" filter for it, up to the first
+// filter that catches every RuntimeWarning). -1 with an exception set.
+int scan_filters(PyObject *filters) {
   PyObject *items = PySequence_Fast(filters, "warnings.filters is not a sequence");
-  Py_DECREF(filters);
   if (!items) return -1;
   int raises = 0;
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
@@ -69,6 +66,47 @@ int filters_raise_runtime_warning() {
     if (any_message && module == Py_None && !has_line) break;  // catches all: no error
   }
   Py_DECREF(items);
+  return raises;
+}
+
+// The filters of the last scan, and its answer: the error state changes far
+// more often than the filters do (an np.errstate block in every solver call,
+// and catch_warnings, which copies the list, 55,000 times in scikit-learn's
+// suite), and a scan costs a subclass check and attribute reads per filter
+// (dozens under pytest). The entries (tuples) are held, so that none can be
+// another's at the same address: the same entries give the same answer.
+struct FilterScan {
+  PyObject *entries = nullptr;  // a tuple of warnings.filters' entries then
+  int raises = 0;
+};
+FilterScan g_last_scan;
+
+bool same_filters(PyObject *filters) {
+  if (!g_last_scan.entries || !PyList_Check(filters) ||
+      PyList_GET_SIZE(filters) != PyTuple_GET_SIZE(g_last_scan.entries))
+    return false;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(filters); ++i)
+    if (PyList_GET_ITEM(filters, i) != PyTuple_GET_ITEM(g_last_scan.entries, i)) return false;
+  return true;
+}
+
+// scan_filters of warnings.filters now. -1 with an exception set.
+int filters_raise_runtime_warning() {
+  PyObject *filters = PyObject_GetAttrString(g_readers.warnings, "filters");
+  if (!filters) return -1;
+  if (same_filters(filters)) {
+    Py_DECREF(filters);
+    return g_last_scan.raises;
+  }
+  const int raises = scan_filters(filters);
+  PyObject *entries = raises >= 0 && PyList_Check(filters) ? PyList_AsTuple(filters) : nullptr;
+  Py_DECREF(filters);
+  if (entries) {
+    Py_XSETREF(g_last_scan.entries, entries);
+    g_last_scan.raises = raises;
+  } else if (raises >= 0) {
+    PyErr_Clear();  // not remembered; the answer stands
+  }
   return raises;
 }
 

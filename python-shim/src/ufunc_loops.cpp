@@ -53,6 +53,13 @@ uint64_t g_generation = 0;
 // passes the loop nothing of the call, so the replaced ufuncs' vectorcall
 // entry marks the thread while such a call runs.
 thread_local int t_extobj_calls = 0;
+// Calls with extobj= running on any thread: the thread-local count (a call
+// into the dynamic loader from an extension module) is read only while some are.
+std::atomic<int> g_extobj_calls{0};
+
+bool in_extobj_call() {
+  return g_extobj_calls.load(std::memory_order_relaxed) != 0 && t_extobj_calls > 0;
+}
 vectorcallfunc g_numpy_vectorcall = nullptr;  // NumPy's, the same for every ufunc
 
 PyObject *ufunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
@@ -68,7 +75,9 @@ PyObject *ufunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nar
         extobj || PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "extobj") == 0;
   if (!extobj) return g_numpy_vectorcall(callable, args, nargsf, kwnames);
   ++t_extobj_calls;
+  g_extobj_calls.fetch_add(1, std::memory_order_relaxed);
   PyObject *result = g_numpy_vectorcall(callable, args, nargsf, kwnames);
+  g_extobj_calls.fetch_sub(1, std::memory_order_relaxed);
   --t_extobj_calls;
   return result;
 }
@@ -159,7 +168,7 @@ const char *failure_reason(npvk_status st, const char *otherwise) {
 const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
   const int count = s.nin + s.nout;
   if (!settings().enabled) return "disabled";
-  if (t_extobj_calls > 0) return "extobj";
+  if (in_extobj_call()) return "extobj";
   if (s.unsupported) return s.unsupported;
   // An accumulating output (stride 0) is NumPy's reduction loop, called once
   // per output element along short axes: decided before any lookup.

@@ -410,6 +410,26 @@ def test_warnings_as_errors_run_on_the_device_and_raise_at_the_op():
         del c
 
 
+def test_an_error_filter_written_into_the_list_counts_at_the_next_change():
+    """The shim remembers its last scan of warnings.filters and rescans only
+    when an entry differs: one written in place (not at the front, the list
+    and its length unchanged) must count from the next state change on."""
+    with npvk_enabled(min_bytes=0):
+        a, z = _float(1.0), _float(0.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            np.seterr(**np.geterr())  # a change: the filters are scanned, no error filter
+            warnings.filters[1] = ("error", None, RuntimeWarning, None, 0)
+            with pytest.raises(RuntimeWarning, match="divide by zero"):
+                with np.errstate(over="warn"):  # the next change: scanned again
+                    a / z
+        with pytest.warns(RuntimeWarning, match="divide by zero"):
+            c = a / z  # the block is over: a warning, not an exception
+            npvk.sync()
+        del c
+
+
 def _sum_of_random():
     return np.random.default_rng(19).random(1_000_000)
 
