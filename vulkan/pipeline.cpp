@@ -23,9 +23,10 @@ PipelineFactory::PipelineFactory(Device &device, KernelCache &cache, uint32_t pu
     pci.initialDataSize = blob->size();
     pci.pInitialData = blob->data();
   }
+  stored_size_ = pci.initialDataSize;
   if (fn.vkCreatePipelineCache(device.handle(), &pci, nullptr, &pipeline_cache_) != VK_SUCCESS) {
     // The driver refused the stored blob: start empty.
-    pci.initialDataSize = 0;
+    pci.initialDataSize = stored_size_ = 0;
     pci.pInitialData = nullptr;
     device.check(fn.vkCreatePipelineCache(device.handle(), &pci, nullptr, &pipeline_cache_),
                  "vkCreatePipelineCache");
@@ -42,15 +43,17 @@ PipelineFactory::~PipelineFactory() {
 void PipelineFactory::save() {
   const Functions &fn = device_.fn();
   size_t size = 0;
+  if (!unsaved_.exchange(false)) return;
   if (!pipeline_cache_ || !cache_.enabled() || device_.lost() ||
       fn.vkGetPipelineCacheData(device_.handle(), pipeline_cache_, &size, nullptr) != VK_SUCCESS ||
-      size == 0)
+      size == 0 || size == stored_size_)
     return;
   std::vector<uint8_t> data(size);
   if (fn.vkGetPipelineCacheData(device_.handle(), pipeline_cache_, &size, data.data()) ==
       VK_SUCCESS) {
     data.resize(size);
     cache_.store_blob(cache_name(), data);
+    stored_size_ = size;
   }
 }
 
@@ -79,6 +82,7 @@ VkPipeline PipelineFactory::create(const std::vector<uint32_t> &spirv) {
       fn.vkCreateComputePipelines(device_.handle(), pipeline_cache_, 1, &cci, nullptr, &pipeline);
   fn.vkDestroyShaderModule(device_.handle(), module, nullptr);
   device_.check(r, "vkCreateComputePipelines");
+  unsaved_ = true;
   return pipeline;
 }
 

@@ -3,6 +3,7 @@
 // without descriptor sets serves all of them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -20,7 +21,9 @@ class PipelineFactory {
   PipelineFactory &operator=(const PipelineFactory &) = delete;
 
   VkPipeline create(const std::vector<uint32_t> &spirv);
-  // Writes the driver's pipeline cache to the disk cache.
+  // Writes the driver's pipeline cache to the disk cache, if a pipeline was
+  // made since it was read or last written and the cache grew (a program
+  // that makes only pipelines the cache holds wrote it at every exit).
   void save();
   void destroy(VkPipeline pipeline);
   // A CPU driver (lavapipe) compiles a pipeline to machine code at its first
@@ -37,6 +40,8 @@ class PipelineFactory {
   uint32_t push_size_;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  std::atomic<bool> unsaved_{false};  // pipelines made since the last load or save
+  size_t stored_size_ = 0;            // bytes of the cache as read or last written
 };
 
 }  // namespace npvk::vk

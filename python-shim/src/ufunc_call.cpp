@@ -311,9 +311,10 @@ PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargs
   // loop sees no managed memory. The op reads only each operand's truth:
   // taken here with the scalar's truth in the array's dtype, on the array's
   // own loop (TT->?), which gives the same bools.
-  const bool logical_scalar = settings().promotion == Settings::Promotion::Weak &&
-                              PyArray_CheckExact(args[0]) != PyArray_CheckExact(args[1]) &&
-                              is_logical_binary(uf);
+  // (The name comparisons last: they ran on every call.)
+  const bool logical_scalar =
+      settings().promotion == Settings::Promotion::Weak && uf->nin == 2 && nargs >= 2 &&
+      PyArray_CheckExact(args[0]) != PyArray_CheckExact(args[1]) && is_logical_binary(uf);
   bool upload[kMaxInputs] = {};
   // Which arrays there are, their common dtype, and whether NumPy would
   // need its buffers: some array is N-d and not contiguous, or shapes differ.
