@@ -130,6 +130,8 @@ class ManagedMemory : public MemoryObserver {
   bool wants_alias();
   // Frees the mappings and the device buffer, and deletes the record.
   void unmap(Allocation &a);
+  // Unmaps the spare kept longest (there is one); returns its bytes.
+  uint64_t unmap_oldest_spare();
   // Moves an allocation onto a new pair of mappings (its data copied).
   void give_alias(Allocation &a);
   // In the child of a fork: replaces the shared pages with a private copy.
