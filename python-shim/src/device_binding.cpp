@@ -37,6 +37,10 @@ struct DeferredLoop {
 };
 std::vector<DeferredLoop> g_deferred;
 
+// A preparation waits out its delay (prepare_binding); the first large
+// array ends the wait, unless binding took the device first.
+std::atomic<bool> g_preparation_delayed{false};
+
 void run_deferred_loops() {
   std::vector<DeferredLoop> loops;
   loops.swap(g_deferred);
@@ -84,6 +88,11 @@ bool bind_locked() {
     return false;
   }
   g_ctx_id = ctx.id;  // from here on context() returns it: no recursion
+  // Binding took the prepared device (or freed it): a large array must not
+  // start another. npvk.device() before the first array did, and the second
+  // device's driver threads made the program look threaded, so every array
+  // got shared mappings without huge pages (a first flush 4x slower).
+  g_preparation_delayed.store(false, std::memory_order_relaxed);
   install_host_loop();
   install_flush_hook();
   if (g_graph_dir_set)
@@ -157,7 +166,6 @@ int set_device_selector(const char *selector) {
 // first; short enough that a program importing more libraries after NumPy
 // (pandas: 0.15 s) hides the driver's start-up (30-40 ms) behind them.
 constexpr uint32_t kPrepareDelayMs = 50;
-std::atomic<bool> g_preparation_delayed{false};
 
 void prepare_binding() {
   std::lock_guard<std::mutex> lock(g_bind_mutex);

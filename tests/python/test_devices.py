@@ -165,6 +165,28 @@ def test_the_device_made_at_import_is_bound_when_still_chosen(two_devices):
     assert json.loads(r.stdout.strip().splitlines()[-1]) == [1, 2.0 * (1 << 20), True]
 
 
+def test_asking_for_the_device_before_the_first_array_makes_one_device():
+    # npvk.device() binds the device made at import; the first large array
+    # then started making a second one (binding had not ended the wait), whose
+    # driver threads made this single-threaded program look threaded: every
+    # later array got a shared mapping (no huge pages, a 4x slower first
+    # flush). A second device brings its driver's threads (lavapipe: 3 or
+    # more); the validation layer starts one at the first submission.
+    program = ("import npvk_autoload, numpy as np, npvk, json, os, time\n"
+               "npvk.device()\n"
+               "bound = len(os.listdir('/proc/self/task'))\n"
+               "a = np.ones(1 << 22) * 2.0\n"
+               "s = float(a.sum())\n"
+               "time.sleep(0.5)  # the second device was made on a thread meanwhile\n"
+               "later = len(os.listdir('/proc/self/task'))\n"
+               "print(json.dumps([s, npvk.stats()['device_prepared'], later - bound]))\n")
+    r = _run({"NPVK": "1"}, program)
+    assert r.returncode == 0, r.stderr
+    s, prepared, new_threads = json.loads(r.stdout.strip().splitlines()[-1])
+    assert s == 2.0 * (1 << 22) and prepared is True
+    assert new_threads <= 1, new_threads
+
+
 def test_a_program_that_exits_while_the_device_is_made_exits_cleanly():
     # The driver's own libraries (LLVM) register exit handlers when they load,
     # after any of npvk's: exiting while the device was still being made ran
