@@ -177,9 +177,10 @@ const std::vector<OptionInfo> &option_table() {
        "the most elements one kernel invocation loops over (at least 1)", "context"},
       {"NPVK_MAX_WORKGROUPS", "256 on CPU devices, else the device limit",
        "workgroups per dispatch at most (at least 1)", "context"},
-      {"NPVK_PREPARE_DEVICE", "on",
-       "0: the device is not made ahead on a thread of its own at npvk.enable() (saves the "
-       "driver's memory, ~80 MB for lavapipe, in programs that never bind it)",
+      {"NPVK_PREPARE_DEVICE", "off in Python, on for npvk_device_prepare",
+       "1: npvk.enable() makes the device ahead, on a thread of its own (its loading of the "
+       "driver slows the program's own imports about as much as it saves); 0: "
+       "npvk_device_prepare does nothing",
        "process"},
       {"NPVK_ZERO_COPY", "on",
        "0 keeps a device copy of every wrapped host buffer even where the device could use the "

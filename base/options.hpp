@@ -67,8 +67,9 @@ struct Options {
   // value as given: only unset or empty means none ("0" names a directory
   // here; the Python package treats "0" as off and never passes it on).
   std::string graph_dir;
-  // NPVK_PREPARE_DEVICE: "0" makes npvk_device_prepare do nothing (the
-  // Python package calls it at enable()); anything else or unset prepares.
+  // NPVK_PREPARE_DEVICE: "0" makes npvk_device_prepare do nothing; anything
+  // else or unset prepares. (The Python package calls it at enable() only
+  // where the variable is "1".)
   bool prepare_device = true;
   // NPVK_ZERO_COPY: "0" mirrors every wrapped host buffer instead of
   // importing its pages; anything else or unset imports where possible.

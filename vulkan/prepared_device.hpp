@@ -1,8 +1,9 @@
 // A Vulkan instance and device made ahead of the first context, on a thread
 // of its own (npvk_device_prepare). Loading lavapipe (its LLVM) and creating
 // its device take 30-40 ms, about a fifth of a small pandas or scikit-learn
-// program's whole extra time under NPVK=1; made while the program imports
-// its libraries, they cost it nothing. A context takes the prepared device
+// program's whole extra time under NPVK=1. Made while the program imports
+// its libraries, they slowed those imports by about as much (the Python
+// package asks for it only with NPVK_PREPARE_DEVICE=1). A context takes the prepared device
 // only if it would have chosen the same one itself, with the same settings:
 // NPVK_DEVICE or a launcher's rank set after the preparation still count.
 #pragma once

@@ -137,10 +137,14 @@ def enable(min_bytes=None, device=None):
         # MPI initialises, so it counts when npvk is enabled first.
         os.environ.setdefault("UCX_ERROR_SIGNALS", "SIGILL,SIGFPE")
         _check_same_device(device)  # a process enabled before stays on its device
-        # enable() starts making the device on a thread of its own; at exit
-        # that must be over before the C library's exit handlers run.
+        # With NPVK_PREPARE_DEVICE=1, enable() starts making the device on a
+        # thread of its own; at exit that must be over before the C library's
+        # exit handlers run. Off by default: the thread's loading of the
+        # driver slowed the program's own imports by as much as it saved
+        # (docs/architecture.md, "Device binding and many devices").
         atexit.register(_native.end_device_preparation)
-        _native.enable(int(min_bytes), None if device is None else str(device))
+        _native.enable(int(min_bytes), None if device is None else str(device),
+                       os.environ.get("NPVK_PREPARE_DEVICE", "0") == "1")
         try:
             _replace_loops()
         except BaseException:

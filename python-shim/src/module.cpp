@@ -42,7 +42,8 @@ PyObject *raise_npvk(npvk_status status) {
 PyObject *py_enable(PyObject *, PyObject *args) {
   unsigned long long min_bytes = 0;
   const char *device = nullptr;
-  if (!PyArg_ParseTuple(args, "Kz", &min_bytes, &device)) return nullptr;
+  int prepare = 0;  // make the device ahead (NPVK_PREPARE_DEVICE=1, npvk/__init__.py)
+  if (!PyArg_ParseTuple(args, "Kz|p", &min_bytes, &device, &prepare)) return nullptr;
   if (set_device_selector(device) < 0) return nullptr;
   if (device_bound()) {
     npvk_context_options options{};
@@ -62,7 +63,7 @@ PyObject *py_enable(PyObject *, PyObject *args) {
   }
   patch_buffer_access();
   settings().enabled = true;
-  if (!device_bound()) prepare_binding();
+  if (prepare && !device_bound()) prepare_binding();
   Py_RETURN_NONE;
 }
 
@@ -324,7 +325,8 @@ PyObject *py_active(PyObject *, PyObject *) {
 }
 
 PyMethodDef g_methods[] = {
-    {"enable", py_enable, METH_VARARGS, "enable(min_bytes, device): managed memory and allocator"},
+    {"enable", py_enable, METH_VARARGS,
+     "enable(min_bytes, device, prepare): managed memory and allocator"},
     {"end_device_preparation", py_end_device_preparation, METH_NOARGS,
      "end_device_preparation(): waits for the device made ahead of binding; frees it if untaken"},
     {"disable", py_disable, METH_NOARGS, "restore NumPy's loops and allocator"},

@@ -146,21 +146,22 @@ def test_import_with_npvk_1_binds_no_device(two_devices):
                "a = np.ones(1 << 20) * 2.0\n"
                "print(json.dumps([bound_at_import, npvk.is_enabled(), npvk.device()['index'],"
                " float(a.sum()), npvk.stats()['device_prepared']]))\n")
-    r = _run({**two_devices, "NPVK": "1"}, program)
+    r = _run({**two_devices, "NPVK": "1", "NPVK_PREPARE_DEVICE": "1"}, program)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.strip().splitlines()[-1]) == [False, True, 1, 2.0 * (1 << 20),
                                                              False]
 
 
 def test_the_device_made_at_import_is_bound_when_still_chosen(two_devices):
-    # NPVK=1 starts making the device at import, on a thread of npvk's own,
-    # so that the program's own imports hide the driver's start-up; the
-    # first array binds it where nothing changed the choice since.
+    # NPVK=1 NPVK_PREPARE_DEVICE=1 starts making the device at import, on a
+    # thread of npvk's own; the first array binds it where nothing changed
+    # the choice since.
     program = ("import npvk_autoload, numpy as np, npvk, json\n"
                "a = np.ones(1 << 20) * 2.0\n"
                "print(json.dumps([npvk.device()['index'], float(a.sum()),"
                " npvk.stats()['device_prepared']]))\n")
-    r = _run({**two_devices, "NPVK": "1", "SLURM_LOCALID": "1"}, program)
+    r = _run({**two_devices, "NPVK": "1", "NPVK_PREPARE_DEVICE": "1", "SLURM_LOCALID": "1"},
+             program)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.strip().splitlines()[-1]) == [1, 2.0 * (1 << 20), True]
 
@@ -180,7 +181,7 @@ def test_asking_for_the_device_before_the_first_array_makes_one_device():
                "time.sleep(0.5)  # the second device was made on a thread meanwhile\n"
                "later = len(os.listdir('/proc/self/task'))\n"
                "print(json.dumps([s, npvk.stats()['device_prepared'], later - bound]))\n")
-    r = _run({"NPVK": "1"}, program)
+    r = _run({"NPVK": "1", "NPVK_PREPARE_DEVICE": "1"}, program)
     assert r.returncode == 0, r.stderr
     s, prepared, new_threads = json.loads(r.stdout.strip().splitlines()[-1])
     assert s == 2.0 * (1 << 22) and prepared is True
@@ -192,7 +193,7 @@ def test_a_program_that_exits_while_the_device_is_made_exits_cleanly():
     # after any of npvk's: exiting while the device was still being made ran
     # them under the thread making it, which then spun forever. npvk waits
     # for it at Python's exit, before the C library's handlers.
-    env = subprocess_env(NPVK="1")
+    env = subprocess_env(NPVK="1", NPVK_PREPARE_DEVICE="1")
     for _ in range(10):  # without the wait, about 1 run in 10 hung or aborted
         r = run_python(["-c", "import npvk_autoload, numpy"], env=env, timeout=120)
         assert r.returncode == 0, r.stderr
@@ -202,7 +203,7 @@ def test_an_import_only_process_never_loads_the_driver():
     # The device made ahead waits 50 ms before it loads the driver, and a
     # process that ends sooner cancels it at exit. Three tries: one that a
     # loaded machine stalled past 50 ms right after the import may load it.
-    env = subprocess_env(NPVK="1")
+    env = subprocess_env(NPVK="1", NPVK_PREPARE_DEVICE="1")
     program = ("import npvk_autoload, numpy, npvk\n"
                "loaded = 'libvulkan' in open('/proc/self/maps').read()\n"
                "print(npvk.is_enabled(), loaded)\n")
@@ -212,6 +213,19 @@ def test_an_import_only_process_never_loads_the_driver():
         assert r.returncode == 0, r.stderr
         outputs.append(r.stdout.strip())
     assert "True False" in outputs, outputs
+
+
+def test_by_default_the_device_is_made_at_binding():
+    # Made ahead, the device's driver loaded while the program imported its
+    # libraries and slowed those imports by about as much as it saved.
+    program = ("import npvk_autoload, numpy as np, npvk, time, json\n"
+               "time.sleep(0.2)  # a preparation would have begun by now\n"
+               "loaded = 'libvulkan' in open('/proc/self/maps').read()\n"
+               "a = np.ones(1 << 20) * 2.0\n"
+               "print(json.dumps([loaded, float(a.sum()), npvk.stats()['device_prepared']]))\n")
+    r = _run({"NPVK": "1"}, program)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [False, 2.0 * (1 << 20), False]
 
 
 def test_reports_before_binding_do_not_bind(two_devices):
