@@ -179,7 +179,9 @@ ManagedMemory &ManagedMemory::enable(const npvk_context_options *options) {
   // per mprotect).
   const int before = thread_count();
   const int pools = std::min(g_pool_threads.load(), std::max(0, before - 1));
-  std::shared_ptr<Context> ctx = Context::create(options);
+  // The device is made when work first needs it, where an earlier process
+  // stored its description (Context::create); its threads are counted then.
+  std::shared_ptr<Context> ctx = Context::create(options, /*device_when_needed=*/true);
   const int driver_threads = std::max(0, thread_count() - before);
   // Never destroyed: arrays may be freed during interpreter shutdown, after
   // every static destructor of ours would have run.
@@ -405,6 +407,7 @@ void ManagedMemory::unmap(Allocation &a) {
       a.buffer->device.reset();
       a.buffer->host_pages.reset();
       a.buffer->evicted = false;
+      a.buffer->import_deferred = false;
       a.buffer->managed = nullptr;
       a.buffer.reset();
     }
@@ -618,6 +621,16 @@ void ManagedMemory::after_evict(Buffer &buffer) {
   Allocation &a = *static_cast<Allocation *>(buffer.managed);
   protect(a, State::Host);
   a.device_valid = false;
+}
+
+// The context makes its device after binding (at its first device work):
+// the driver's threads are not the program's.
+void ManagedMemory::before_device_made() {
+  threads_before_device_ = thread_count();
+}
+
+void ManagedMemory::after_device_made() {
+  driver_threads_ += std::max(0, thread_count() - threads_before_device_);
 }
 
 void ManagedMemory::after_reload(Buffer &buffer) {

@@ -110,6 +110,8 @@ class ManagedMemory : public MemoryObserver {
   void before_evict(Buffer &buffer) override;
   void after_evict(Buffer &buffer) override;
   void after_reload(Buffer &buffer) override;
+  void before_device_made() override;
+  void after_device_made() override;
 
  private:
   explicit ManagedMemory(std::shared_ptr<Context> ctx);
@@ -176,6 +178,7 @@ class ManagedMemory : public MemoryObserver {
   // Threads that are not the program's: the device's driver started them,
   // or they ran as library pools when managed memory was enabled.
   int driver_threads_ = 0;
+  int threads_before_device_ = 0;  // before_device_made's count
   uint64_t page_ = 4096;
 };
 

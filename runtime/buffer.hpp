@@ -37,6 +37,10 @@ class MemoryObserver {
   virtual void after_evict(Buffer &buffer) = 0;
   // A device copy was made again from the host memory: the two are equal.
   virtual void after_reload(Buffer &buffer) = 0;
+  // Around the making of a context's device after the context itself
+  // (Context::make_device): the driver starts threads of its own then.
+  virtual void before_device_made() {}
+  virtual void after_device_made() {}
 };
 
 class Buffer {
@@ -49,7 +53,7 @@ class Buffer {
   // A wrap whose kernels work on a device copy of the host memory.
   bool mirrored() const { return host && !zero_copy; }
   // False once the memory was freed; an evicted buffer still has its data.
-  bool has_memory() const { return device || evicted; }
+  bool has_memory() const { return device || evicted || import_deferred; }
 
   // Where kernels read and write. Null once the context was released.
   std::unique_ptr<vk::DeviceBuffer> device;
@@ -57,6 +61,10 @@ class Buffer {
   void *host = nullptr;
   // The device works on the host pages themselves.
   bool zero_copy = false;
+  // A zero-copy wrap made before the context made its device: `device` is
+  // null and the pages are imported at the buffer's first device use
+  // (Residency::import_deferred). The host memory holds the data.
+  bool import_deferred = false;
   // A mirrored wrap whose device copy was freed to keep within the device
   // memory budget (core/context_budget.cpp): `device` is null, the host
   // memory holds the data, and the next device use uploads it again.

@@ -1,6 +1,7 @@
 #include "runtime/context.hpp"
 
 #include <algorithm>
+#include <cfenv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +39,8 @@ npvk_context_options read_context_options(const npvk_context_options *options) {
   return opts;
 }
 
-std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
+std::shared_ptr<Context> Context::create(const npvk_context_options *options,
+                                         bool device_when_needed) {
   const npvk_context_options opts = read_context_options(options);
   // Every NPVK_* setting, read once for this context (base/options.hpp).
   const Options env = Options::from_environment();
@@ -46,21 +48,32 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
 
   std::shared_ptr<Context> ctx(new Context());
   Context &c = *ctx;
-  c.device_ = vk::take_prepared_device(validation, env.disable_features, opts.device, env.device);
-  c.device_prepared_ = c.device_ != nullptr;
-  if (!c.device_) {
-    auto instance = std::make_unique<vk::Instance>(validation, env.disable_features);
-    uint32_t index = instance->select(opts.device, env.device);
-    c.device_ = std::make_unique<vk::Device>(std::move(instance), index);
-  }
-  const npvk_device_info &info = c.device_->info();
   std::string dir;
   if (!(opts.flags & NPVK_CONTEXT_NO_DISK_CACHE))
     dir = opts.cache_dir && *opts.cache_dir ? opts.cache_dir : env.cache_dir;
   c.cache_dir_ = dir;
-  c.kernels_ =
-      std::make_unique<KernelStore>(*c.device_, dir, env.debug_kernel_dir, c.stats_, c.profiler_);
-  c.executor_ = std::make_unique<vk::Executor>(*c.device_, c.kernels_->layout());
+  c.debug_kernel_dir_ = env.debug_kernel_dir;
+  c.choice_.selector = opts.device ? opts.device : "";
+  c.choice_.env_selector = env.device;
+  c.choice_.validation = validation;
+  c.choice_.disabled = env.disable_features;
+  c.device_ = vk::take_prepared_device(validation, env.disable_features, opts.device, env.device);
+  c.device_prepared_ = c.device_ != nullptr;
+  bool deferred = false;
+  if (device_when_needed && !c.device_) {
+    c.fingerprint_ = vk::device_fingerprint(c.choice_);
+    npvk_device_info stored{};
+    // Only where buffers would be zero-copy (a mirrored wrap needs its
+    // device copy when it is made), and only on a CPU device: importing
+    // pages later, when recorded work has closed them (PROT_NONE), is
+    // pointer bookkeeping for lavapipe, but a GPU driver pins the pages and
+    // may refuse closed ones.
+    deferred = env.zero_copy && vk::load_device_info(dir, c.fingerprint_, &stored) &&
+               stored.usable && stored.host_memory_import && stored.type == NPVK_DEVICE_CPU;
+    if (deferred) c.info_ = stored;
+  }
+  if (!deferred) c.make_device();
+  const npvk_device_info &info = c.info_;
 
   RecordLimits limits;
   limits.traits.float64 = info.float64;
@@ -77,16 +90,14 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   c.fuse_ = env.fusion;
   c.allow_import_ = env.zero_copy;
 
-  const std::vector<double> &tables = math_f64_table_data();
-  c.tables_ = std::make_unique<vk::DeviceBuffer>(
-      *c.device_, std::max<uint64_t>(tables.size() * sizeof(double), 8),
-      vk::MemoryPlacement::HostVisible);
-  if (!tables.empty())
-    std::memcpy(c.tables_->mapped(), tables.data(), tables.size() * sizeof(double));
   c.stats_.struct_size = sizeof(npvk_stats);
   Context *self = &c;
+  Residency::DeviceAccess access;
+  access.make = [self]() -> vk::Device & { return self->device(); };
+  access.made = [self]() { return self->device_made() ? self->device_.get() : nullptr; };
+  access.info = &c.info_;
   c.residency_ = std::make_unique<Residency>(
-      *c.device_, c.pending_, [self] { self->flush(); }, c.stats_, c.recovery_.failures(),
+      std::move(access), c.pending_, [self] { self->flush(); }, c.stats_, c.recovery_.failures(),
       c.profiler_, env.device_memory_budget);
   c.recorder_ = std::make_unique<Recorder>(
       c, c.pending_, [self] { self->flush(); }, *c.residency_, c.observer_, c.stats_, c.profiler_,
@@ -94,6 +105,55 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options) {
   c.profiler_.trace_from_options(env.trace_path);
   if (!env.graph_dir.empty()) c.observe_.set_graph_dir(env.graph_dir);
   return ctx;
+}
+
+vk::Device &Context::device() {
+  if (!device_made()) make_device();
+  return *device_;
+}
+
+void Context::make_device() {
+  if (device_failure_) throw *device_failure_;
+  try {
+    if (!device_) {
+      if (observer_) observer_->before_device_made();
+      // Made inside a flush, often inside a NumPy call: the driver's start-up
+      // (LLVM's) raises FP flags that are not the program's, and NumPy would
+      // report them as its op's ("invalid value encountered in multiply").
+      std::fenv_t fp;
+      std::fegetenv(&fp);
+      try {
+        auto instance = std::make_unique<vk::Instance>(choice_.validation, choice_.disabled);
+        const uint32_t index = instance->select(
+            choice_.selector.empty() ? nullptr : choice_.selector.c_str(), choice_.env_selector);
+        device_ = std::make_unique<vk::Device>(std::move(instance), index);
+      } catch (...) {
+        std::fesetenv(&fp);
+        throw;
+      }
+      std::fesetenv(&fp);
+      if (observer_) observer_->after_device_made();
+    }
+    // A description stored by an earlier process is replaced by the device's
+    // own (the same, unless the driver changed in a way the fingerprint
+    // missed), and kept for the next process.
+    info_ = device_->info();
+    if (!fingerprint_.empty()) vk::store_device_info(cache_dir_, fingerprint_, info_);
+    kernels_ =
+        std::make_unique<KernelStore>(*device_, cache_dir_, debug_kernel_dir_, stats_, profiler_);
+    const std::vector<double> &tables = math_f64_table_data();
+    tables_ = std::make_unique<vk::DeviceBuffer>(
+        *device_, std::max<uint64_t>(tables.size() * sizeof(double), 8),
+        vk::MemoryPlacement::HostVisible);
+    if (!tables.empty())
+      std::memcpy(tables_->mapped(), tables.data(), tables.size() * sizeof(double));
+    executor_ = std::make_unique<vk::Executor>(*device_, kernels_->layout());
+  } catch (const Error &e) {
+    if (residency_) device_failure_ = e;  // a context that exists already keeps working on the host
+    executor_.reset();
+    throw;
+  }
+  if (residency_) residency_->device_made();
 }
 
 Context::~Context() {
@@ -106,13 +166,14 @@ Context::~Context() {
 
 void Context::check_usable() const {
   require(!released_, NPVK_ERR_INVALID_HANDLE, "the context was released");
-  require(!device_->lost(), NPVK_ERR_DEVICE_LOST,
+  require(!device_ || !device_->lost(), NPVK_ERR_DEVICE_LOST,
           "the Vulkan device was lost; release the context and create a new one");
 }
 
 void Context::check_readable(const Buffer &buffer) const {
-  const bool host_readable = buffer.evicted || (buffer.device && buffer.device->mapped());
-  if (released_ || !device_->lost() || !host_readable) check_usable();
+  const bool host_readable =
+      buffer.evicted || buffer.import_deferred || (buffer.device && buffer.device->mapped());
+  if (released_ || !device_ || !device_->lost() || !host_readable) check_usable();
 }
 
 void Context::set_observer(MemoryObserver *observer) {
@@ -196,6 +257,11 @@ void Context::inject_submit_fault() {
 
 std::vector<vk::Dispatch> Context::bind(const std::vector<PlannedKernel> &kernels,
                                         std::vector<size_t> &first_dispatch) {
+  device();  // made now where the context started without it
+  // Pages wrapped before the device was made are imported at their first use.
+  for (const PlannedKernel &k : kernels)
+    for (const auto &slot : k.slots)
+      if (slot.view && slot.view->buffer) residency_->import_deferred(*slot.view->buffer);
   // Reductions with several chunks per result put partial results in
   // scratch memory, one region each.
   uint64_t scratch_bytes = 0;

@@ -10,6 +10,7 @@
 #include <npvk/npvk.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "runtime/recorder.hpp"
 #include "runtime/recovery.hpp"
 #include "runtime/residency.hpp"
+#include "vulkan/device_info_cache.hpp"
 #include "vulkan/executor.hpp"
 
 namespace npvk {
@@ -35,7 +37,13 @@ npvk_context_options read_context_options(const npvk_context_options *options);
 
 class Context : public std::enable_shared_from_this<Context> {
  public:
-  static std::shared_ptr<Context> create(const npvk_context_options *options);
+  // `device_when_needed`: where the device this context would choose was
+  // made by an earlier process with the same settings (its description is
+  // stored under their fingerprint, vulkan/device_info_cache.hpp), the
+  // context starts without it and makes it at the first work that needs the
+  // device; work the cost model gives the host never does.
+  static std::shared_ptr<Context> create(const npvk_context_options *options,
+                                         bool device_when_needed = false);
   ~Context();
 
   TrackedMutex &mutex() { return mutex_; }
@@ -46,7 +54,10 @@ class Context : public std::enable_shared_from_this<Context> {
   // holds the last good (or replayed) results, and reading it needs no device.
   void check_readable(const Buffer &buffer) const;
   bool released() const { return released_; }
-  const npvk_device_info &device_info() const { return device_->info(); }
+  // The device's description: stored from an earlier process until the
+  // device is made (device_when_needed).
+  const npvk_device_info &device_info() const { return info_; }
+  bool device_made() const { return executor_ != nullptr; }
 
   // Buffers (runtime/residency.hpp).
   std::shared_ptr<Buffer> create_buffer(uint64_t size);
@@ -87,7 +98,9 @@ class Context : public std::enable_shared_from_this<Context> {
   void set_observer(MemoryObserver *observer);
   MemoryObserver *observer() const { return observer_; }
   // Writes the pipeline cache to disk now (it is also written at release).
-  void save_caches() { kernels_->save(); }
+  void save_caches() {
+    if (kernels_) kernels_->save();
+  }
 
   // FP exceptions raised by work that ran, one entry per op (see npvk.h):
   // of the ops `thread` recorded (recording_thread()), or with 0 of all.
@@ -140,6 +153,12 @@ class Context : public std::enable_shared_from_this<Context> {
 
  private:
   Context() = default;
+  // The device, made first where the context started without it.
+  vk::Device &device();
+  // Makes the device (or takes the one made ahead) and the parts that need
+  // it: the kernel store, the executor and the math tables. A failure is
+  // kept and thrown again by later calls, which then cost nothing.
+  void make_device();
   // NPVK_FAULT's submit and device_lost points: each throws the failure it simulates.
   void inject_submit_fault();
   // The kernels' dispatches: scratch memory for their partial results, and
@@ -174,6 +193,11 @@ class Context : public std::enable_shared_from_this<Context> {
   std::vector<RecordedOp> pending_;
   MemoryObserver *observer_ = nullptr;
 
+  npvk_device_info info_{};
+  vk::DeviceChoice choice_;  // what chooses the device (make_device)
+  std::string fingerprint_;  // of choice_, where the description is stored
+  std::optional<std::string> debug_kernel_dir_;
+  std::optional<Error> device_failure_;
   std::unique_ptr<vk::Device> device_;
   std::unique_ptr<KernelStore> kernels_;
   std::unique_ptr<vk::Executor> executor_;

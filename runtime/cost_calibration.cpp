@@ -28,7 +28,7 @@ constexpr int kRuns = 5;
 }  // namespace
 
 std::string Context::device_key() const {
-  const npvk_device_info &info = device_->info();
+  const npvk_device_info &info = info_;
   std::string key;
   char hex[3];
   for (uint8_t byte : info.driver_uuid) {

@@ -22,7 +22,10 @@ constexpr int64_t kMinRowElements = 512;
 
 uint8_t *host_address(const View &v) {
   if (v.scalar) return reinterpret_cast<uint8_t *>(const_cast<uint64_t *>(&v.scalar_bits));
-  if (!v.buffer || !v.buffer->device) return nullptr;
+  if (!v.buffer) return nullptr;
+  // Pages not imported yet: the host memory itself (a zero-copy wrap).
+  if (v.buffer->import_deferred) return static_cast<uint8_t *>(v.buffer->host) + v.offset;
+  if (!v.buffer->device) return nullptr;
   auto *base = static_cast<uint8_t *>(v.buffer->device->mapped());
   return base ? base + v.offset : nullptr;
 }

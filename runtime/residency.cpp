@@ -20,39 +20,56 @@
 
 namespace npvk {
 
-Residency::Residency(vk::Device &device, const std::vector<RecordedOp> &pending,
+Residency::Residency(DeviceAccess device, const std::vector<RecordedOp> &pending,
                      std::function<void()> flush, npvk_stats &stats, npvk_failure_stats &failures,
                      Profiler &profiler, const std::optional<std::string> &budget_text)
-    : device_(device),
+    : device_(std::move(device)),
       pending_(pending),
       flush_(std::move(flush)),
       stats_(stats),
       failures_(failures),
       profiler_(profiler) {
-  // VK_EXT_memory_budget's figure allows for what other processes hold;
-  // without it, the heap's size is the most there can be.
-  budget_ = device_.caps().local_heap_budget;
-  if (!budget_) budget_ = device_.info().device_local_bytes;
-  if (!budget_) budget_ = UINT64_MAX;
   if (budget_text) {
-    if (!parse_byte_count(*budget_text, &budget_))
+    budget_given_ = parse_byte_count(*budget_text, &budget_);
+    if (!budget_given_)
       std::fprintf(stderr,
                    "npvk: NPVK_DEVICE_MEMORY_BUDGET=%s is not a byte count (e.g. 512M); ignored\n",
                    budget_text->c_str());
   }
+  if (!budget_given_) {
+    budget_ = device_.info->device_local_bytes;  // until the device is made
+    if (!budget_) budget_ = UINT64_MAX;
+    if (device_.made()) device_made();
+  }
+}
+
+void Residency::device_made() {
+  if (budget_given_) return;
+  // VK_EXT_memory_budget's figure allows for what other processes hold;
+  // without it, the heap's size is the most there can be.
+  const vk::Device &d = device();
+  budget_ = d.caps().local_heap_budget;
+  if (!budget_) budget_ = d.info().device_local_bytes;
+  if (!budget_) budget_ = UINT64_MAX;
+}
+
+void Residency::import_deferred(Buffer &buffer) {
+  if (!buffer.import_deferred) return;
+  buffer.device = std::make_unique<vk::DeviceBuffer>(device(), buffer.host, buffer.size());
+  buffer.import_deferred = false;
 }
 
 std::shared_ptr<Buffer> Residency::create_buffer(std::shared_ptr<Context> ctx, uint64_t size) {
   inject_alloc_fault();
   auto buffer = std::make_shared<Buffer>(std::move(ctx), size);
   buffer->device =
-      std::make_unique<vk::DeviceBuffer>(device_, size, vk::MemoryPlacement::DeviceLocal);
+      std::make_unique<vk::DeviceBuffer>(device(), size, vk::MemoryPlacement::DeviceLocal);
   if (void *p = buffer->device->mapped()) {
     std::memset(p, 0, size);
   } else {
     VkBuffer handle = buffer->device->handle();
-    device_.submit_and_wait([&](VkCommandBuffer cmd) {
-      device_.fn().vkCmdFillBuffer(cmd, handle, 0, VK_WHOLE_SIZE, 0);
+    device().submit_and_wait([&](VkCommandBuffer cmd) {
+      device().fn().vkCmdFillBuffer(cmd, handle, 0, VK_WHOLE_SIZE, 0);
     });
   }
   remember(buffer);
@@ -76,14 +93,22 @@ std::shared_ptr<Buffer> Residency::wrap_host(std::shared_ptr<Context> ctx, void 
   require(host != nullptr, NPVK_ERR_INVALID_ARGUMENT, "host memory is null");
   auto buffer = std::make_shared<Buffer>(std::move(ctx), size);
   buffer->host = host;
-  const npvk_device_info &info = device_.info();
+  const npvk_device_info &info = *device_.info;
   const uint64_t align = info.min_imported_host_pointer_alignment;
   const bool importable = allow_import && info.host_memory_import && align && size > 0 &&
                           reinterpret_cast<uintptr_t>(host) % align == 0 && size % align == 0;
+  if (importable && info.type != NPVK_DEVICE_DISCRETE_GPU && !device_.made()) {
+    // The context has no device yet: the pages are imported at their first
+    // device use, and work that stays on the host never needs them imported.
+    buffer->zero_copy = true;
+    buffer->import_deferred = true;
+    remember(buffer);
+    return buffer;
+  }
   std::unique_ptr<vk::DeviceBuffer> imported;
   if (importable) {
     try {
-      imported = std::make_unique<vk::DeviceBuffer>(device_, host, size);
+      imported = std::make_unique<vk::DeviceBuffer>(device(), host, size);
     } catch (const Error &) {
       // Some memory (read-only or device mappings) cannot be imported: mirror it.
     }
@@ -109,7 +134,8 @@ std::shared_ptr<Buffer> Residency::wrap_host(std::shared_ptr<Context> ctx, void 
 void Residency::rewrap_host(Buffer &buffer, void *host) {
   require(buffer.zero_copy && pending_.empty(), NPVK_ERR_INTERNAL,
           "rewrap_host needs an idle zero-copy buffer");
-  buffer.device = std::make_unique<vk::DeviceBuffer>(device_, host, buffer.size());
+  if (!buffer.import_deferred)
+    buffer.device = std::make_unique<vk::DeviceBuffer>(device(), host, buffer.size());
   buffer.host = host;
 }
 
@@ -117,6 +143,16 @@ void Residency::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t s
                          bool to_device) {
   if (size == 0) return;
   Profiler::Scope scope(profiler_, to_device ? Phase::ToDevice : Phase::ToHost);
+  if (buffer.import_deferred) {
+    // Not imported yet: the host pages are the only copy.
+    uint8_t *bytes = static_cast<uint8_t *>(buffer.host) + offset;
+    if (bytes == host) return;
+    if (to_device)
+      std::memcpy(bytes, host, size);
+    else
+      std::memcpy(host, bytes, size);
+    return;
+  }
   vk::DeviceBuffer &dev = *buffer.device;
   if (void *mapped = dev.mapped()) {
     uint8_t *device_bytes = static_cast<uint8_t *>(mapped) + offset;
@@ -135,7 +171,8 @@ void Residency::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t s
       endpoint = buffer.host_pages.get();
       endpoint_offset = offset;
     } else {
-      staging = std::make_unique<vk::DeviceBuffer>(device_, size, vk::MemoryPlacement::HostVisible);
+      staging =
+          std::make_unique<vk::DeviceBuffer>(device(), size, vk::MemoryPlacement::HostVisible);
       endpoint = staging.get();
       if (to_device) std::memcpy(staging->mapped(), host, size);
     }
@@ -145,16 +182,16 @@ void Residency::transfer(Buffer &buffer, uint64_t offset, void *host, uint64_t s
     region.dstOffset = to_device ? offset : endpoint_offset;
     VkBuffer src = to_device ? endpoint->handle() : dev.handle();
     VkBuffer dst = to_device ? dev.handle() : endpoint->handle();
-    device_.submit_and_wait([&](VkCommandBuffer cmd) {
-      device_.fn().vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+    device().submit_and_wait([&](VkCommandBuffer cmd) {
+      device().fn().vkCmdCopyBuffer(cmd, src, dst, 1, &region);
       if (!to_device) {
         // Make the transfer's writes visible to the host before we read them.
         VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
         mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
         mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        device_.fn().vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
-                                          nullptr);
+        device().fn().vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                           VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+                                           nullptr);
       }
     });
     if (!to_device && staging) std::memcpy(host, staging->mapped(), size);
@@ -233,7 +270,7 @@ void Residency::evict(Buffer &buffer) {
 
 void Residency::allocate_copy(Buffer &buffer, bool upload) {
   auto copy =
-      std::make_unique<vk::DeviceBuffer>(device_, buffer.size(), vk::MemoryPlacement::DeviceLocal);
+      std::make_unique<vk::DeviceBuffer>(device(), buffer.size(), vk::MemoryPlacement::DeviceLocal);
   copy->charge(&held_);
   buffer.device = std::move(copy);
   try {
@@ -262,6 +299,7 @@ void Residency::release_all() {
       buffer->device.reset();
       buffer->host_pages.reset();
       buffer->evicted = false;
+      buffer->import_deferred = false;
     }
   }
   buffers_.clear();
@@ -272,6 +310,7 @@ void Residency::abandon_all() {
     if (auto buffer = weak.lock()) {
       buffer->device.release();
       buffer->host_pages.release();
+      buffer->import_deferred = false;
     }
   }
   buffers_.clear();

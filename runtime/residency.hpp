@@ -25,11 +25,25 @@ namespace npvk {
 
 class Residency {
  public:
+  // The context's device, which a context may make only at its first use
+  // (Context::make_device): `make` returns it, making it first if needed;
+  // `made` returns it or null. `info` is the context's description of it
+  // (stored from an earlier process until it is made).
+  struct DeviceAccess {
+    std::function<vk::Device &()> make;
+    std::function<vk::Device *()> made;
+    const npvk_device_info *info = nullptr;
+  };
   // `pending`: the context's queue (its buffers are busy); `flush` runs it.
   // `budget_text`: NPVK_DEVICE_MEMORY_BUDGET, or none for the device's figure.
-  Residency(vk::Device &device, const std::vector<RecordedOp> &pending, std::function<void()> flush,
-            npvk_stats &stats, npvk_failure_stats &failures, Profiler &profiler,
-            const std::optional<std::string> &budget_text);
+  Residency(DeviceAccess device, const std::vector<RecordedOp> &pending,
+            std::function<void()> flush, npvk_stats &stats, npvk_failure_stats &failures,
+            Profiler &profiler, const std::optional<std::string> &budget_text);
+  // The device was made: its own figure for the budget replaces the stored one.
+  void device_made();
+  // Imports the pages of a zero-copy wrap made before the device (no-op for
+  // any other buffer); makes the device if needed.
+  void import_deferred(Buffer &buffer);
 
   void set_observer(MemoryObserver *observer) { observer_ = observer; }
 
@@ -67,7 +81,10 @@ class Residency {
   void allocate_copy(Buffer &buffer, bool upload = true);
   void inject_alloc_fault();
 
-  vk::Device &device_;
+  vk::Device &device() { return device_.make(); }
+
+  DeviceAccess device_;
+  bool budget_given_ = false;  // NPVK_DEVICE_MEMORY_BUDGET set it
   const std::vector<RecordedOp> &pending_;
   std::function<void()> flush_;
   npvk_stats &stats_;

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 
+import numpy as np
 import pytest
 
 from npvk_testlib import REPO_ROOT, run_python, subprocess_env
@@ -226,6 +227,73 @@ def test_by_default_the_device_is_made_at_binding():
     r = _run({"NPVK": "1"}, program)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.strip().splitlines()[-1]) == [False, 2.0 * (1 << 20), False]
+
+
+LAZY_PROGRAM = """
+import npvk_autoload, numpy as np, npvk, json, os
+def driver_loaded():
+    return 'libvulkan' in open('/proc/self/maps').read()
+def kind(a):
+    return [l.split()[1] for l in open('/proc/self/maps') if int(l.split('-')[0], 16) == a.ctypes.data]
+a = np.arange(1 << 20, dtype=np.float64)
+at_binding = driver_loaded()
+b = np.sqrt(a) * 2.0 + a
+recorded = driver_loaded()
+total = float(b.sum())
+later = np.ones(1 << 20)
+print(json.dumps([npvk._native.bound(), at_binding, recorded, driver_loaded(), total,
+                  npvk.stats()['flushes'], kind(later)]))
+"""
+
+
+def _lazy_run(cache, **extra):
+    env = {"NPVK": "1", "NPVK_CACHE_DIR": str(cache), **extra}
+    r = _run(env, LAZY_PROGRAM)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_the_device_is_made_when_work_first_needs_it(tmp_path):
+    # The first process finds no stored description of the device: it makes
+    # the device at binding and stores it. The next, with the same settings,
+    # binds without the device (lavapipe's start-up, 30-40 ms) and makes it at
+    # its first flush that runs there; its threads are the driver's, so the
+    # single-threaded program keeps private mappings.
+    a = np.arange(1 << 20, dtype=np.float64)
+    expected = float((np.sqrt(a) * 2.0 + a).sum())
+    first = _lazy_run(tmp_path)
+    assert first[:4] == [True, True, True, True]
+    assert list(tmp_path.glob("device-info-*.bin")), "the description was not stored"
+    second = _lazy_run(tmp_path)
+    assert second[:4] == [True, False, False, True]
+    assert second[5] >= 1, second
+    assert first[4] == second[4] == pytest.approx(expected, rel=1e-12)
+    # The threads the driver starts then are not the program's. (Without the
+    # validation layer here: it starts a thread of its own at the first
+    # submission, after the device is made, with or without this change.)
+    _lazy_run(tmp_path, NPVK_VALIDATION="0")
+    unvalidated = _lazy_run(tmp_path, NPVK_VALIDATION="0")
+    assert unvalidated[:4] == [True, False, False, True]
+    assert unvalidated[6] == ["rw-p"], unvalidated
+    # Another setting that chooses the device (here the features it may use)
+    # is another fingerprint: made at binding again.
+    third = _lazy_run(tmp_path, NPVK_DISABLE_FEATURES="float64")
+    assert third[:2] == [True, True]
+
+
+def test_work_the_cost_model_keeps_on_the_host_never_loads_the_driver(tmp_path):
+    # With figures that price the device far above the host, every flush
+    # runs with NumPy's loops, and a process that starts from the stored
+    # description never loads the driver at all.
+    _lazy_run(tmp_path)  # stores the description
+    first = _lazy_run(tmp_path, NPVK_COST_MODEL="1")  # measures and stores the figures
+    assert first[4] > 0
+    (path,) = tmp_path.glob("cost-model-v3-*.txt")
+    lines = [line.split() for line in path.read_text().splitlines()]
+    path.write_text("".join(f"{k} {1e9 if k == 'device_flush_ns' else v}\n" for k, v in lines))
+    r = _lazy_run(tmp_path, NPVK_COST_MODEL="1")
+    assert r[:4] == [True, False, False, False], r
+    assert r[4] == first[4] and r[6] == ["rw-p"]
 
 
 def test_reports_before_binding_do_not_bind(two_devices):
