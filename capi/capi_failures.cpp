@@ -63,6 +63,9 @@ NPVK_API npvk_status npvk_context_get_cost_model(npvk_context h, int measure,
     m.flushes_weighed = ctx->flushes_weighed();
     m.host_streak = ctx->host_streak();
     m.measured_estimates = ctx->measured_estimates();
+    m.device_make_ns = ctx->device_make_ns();
+    m.flushes_awaiting_device = ctx->flushes_awaiting_device();
+    m.device_made = ctx->device_made() ? 1 : 0;
     copy_sized(out, m);
   });
 }

@@ -62,15 +62,19 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options,
   bool deferred = false;
   if (device_when_needed && !c.device_) {
     c.fingerprint_ = vk::device_fingerprint(c.choice_);
-    npvk_device_info stored{};
+    vk::StoredDevice stored;
     // Only where buffers would be zero-copy (a mirrored wrap needs its
     // device copy when it is made), and only on a CPU device: importing
     // pages later, when recorded work has closed them (PROT_NONE), is
     // pointer bookkeeping for lavapipe, but a GPU driver pins the pages and
     // may refuse closed ones.
     deferred = env.zero_copy && vk::load_device_info(dir, c.fingerprint_, &stored) &&
-               stored.usable && stored.host_memory_import && stored.type == NPVK_DEVICE_CPU;
-    if (deferred) c.info_ = stored;
+               stored.info.usable && stored.info.host_memory_import &&
+               stored.info.type == NPVK_DEVICE_CPU;
+    if (deferred) {
+      c.info_ = stored.info;
+      c.device_make_ns_ = stored.make_ns;
+    }
   }
   if (!deferred) c.make_device();
   const npvk_device_info &info = c.info_;
@@ -114,6 +118,7 @@ vk::Device &Context::device() {
 
 void Context::make_device() {
   if (device_failure_) throw *device_failure_;
+  const auto start = std::chrono::steady_clock::now();
   try {
     if (!device_) {
       if (observer_) observer_->before_device_made();
@@ -138,7 +143,6 @@ void Context::make_device() {
     // own (the same, unless the driver changed in a way the fingerprint
     // missed), and kept for the next process.
     info_ = device_->info();
-    if (!fingerprint_.empty()) vk::store_device_info(cache_dir_, fingerprint_, info_);
     kernels_ =
         std::make_unique<KernelStore>(*device_, cache_dir_, debug_kernel_dir_, stats_, profiler_);
     const std::vector<double> &tables = math_f64_table_data();
@@ -148,6 +152,15 @@ void Context::make_device() {
     if (!tables.empty())
       std::memcpy(tables_->mapped(), tables.data(), tables.size() * sizeof(double));
     executor_ = std::make_unique<vk::Executor>(*device_, kernels_->layout());
+    // Stored where nothing was, or where this one differs (a device made
+    // ahead on a thread took longer than it would have here: not stored).
+    if (!fingerprint_.empty() && !device_prepared_) {
+      vk::StoredDevice made{info_, uint64_t(seconds_since(start) * 1e9)};
+      vk::StoredDevice stored;
+      if (!vk::load_device_info(cache_dir_, fingerprint_, &stored) ||
+          std::memcmp(&stored.info, &made.info, sizeof made.info) != 0 || !stored.make_ns)
+        vk::store_device_info(cache_dir_, fingerprint_, made);
+    }
   } catch (const Error &e) {
     if (residency_) device_failure_ = e;  // a context that exists already keeps working on the host
     executor_.reset();
@@ -482,7 +495,11 @@ bool Context::pending_runs_on_host() {
   // 126 ms, against 14-62 ms on the device (NumPy's hypot is scalar).
   const std::vector<PlannedKernel> kernels = plan(pending_);
   CostEstimate e = estimate_costs(p, pending_, kernels);
-  return history_.correct(FlushHistory::signature(kernels), e) & FlushHistory::kDevice && e.host();
+  const unsigned measured = history_.correct(FlushHistory::signature(kernels), e);
+  // Without the device, the flush runs on the host while it waits for the
+  // device to pay off (runs_on_host), and the sum after it with NumPy.
+  if (!device_made() && e.host_ns - e.device_ns < device_make_ns()) return true;
+  return measured & FlushHistory::kDevice && e.host();
 }
 
 bool Context::runs_on_host(const std::vector<RecordedOp> &done,
@@ -503,6 +520,21 @@ bool Context::runs_on_host(const std::vector<RecordedOp> &done,
   last_estimate_ = estimate_costs(p, done, kernels);
   measured_estimates_ += history_.correct(signature, last_estimate_) != 0;
   ++flushes_weighed_;
+  if (!last_estimate_.host() && !device_made()) {
+    // The device is not made yet, and making it costs what an earlier
+    // process measured (lavapipe: 30-40 ms). Like renting skis until the
+    // rent adds up to their price: the host runs the work until what the
+    // device would have saved adds up to that, and then the device is made.
+    // A program with one such flush (the matplotlib example's) never pays
+    // for the device; a time step that gains a few ms on the device makes it
+    // within a few steps. Waiting is not the host winning: no streak.
+    device_regret_ns_ += last_estimate_.host_ns - last_estimate_.device_ns;
+    if (device_regret_ns_ < double(device_make_ns_)) {
+      ++flushes_awaiting_device_;
+      host_streak_ = 0;
+      return true;
+    }
+  }
   host_streak_ = last_estimate_.host() ? host_streak_ + 1 : 0;
   return last_estimate_.host();
 }

@@ -9,6 +9,7 @@
 
 #include <npvk/npvk.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -131,6 +132,11 @@ class Context : public std::enable_shared_from_this<Context> {
   // Flushes the cost model decided, and how many of the last ran on the host.
   uint64_t flushes_weighed() const { return flushes_weighed_; }
   uint64_t host_streak() const { return host_streak_; }
+  // What is left of making the device's cost, weighed against it (runs_on_host).
+  double device_make_ns() const {
+    return device_made() ? 0.0 : std::max(0.0, double(device_make_ns_) - device_regret_ns_);
+  }
+  uint64_t flushes_awaiting_device() const { return flushes_awaiting_device_; }
   // Weighed flushes whose estimate used a measured time (FlushHistory).
   uint64_t measured_estimates() const { return measured_estimates_; }
   // Whether the queued work runs faster on the host, by what the same
@@ -198,6 +204,12 @@ class Context : public std::enable_shared_from_this<Context> {
   std::string fingerprint_;  // of choice_, where the description is stored
   std::optional<std::string> debug_kernel_dir_;
   std::optional<Error> device_failure_;
+  // What making the device took in an earlier process (0: made at creation),
+  // and what the device would have saved on the flushes the cost model ran
+  // on the host since, for want of it (runs_on_host).
+  uint64_t device_make_ns_ = 0;
+  double device_regret_ns_ = 0;
+  uint64_t flushes_awaiting_device_ = 0;
   std::unique_ptr<vk::Device> device_;
   std::unique_ptr<KernelStore> kernels_;
   std::unique_ptr<vk::Executor> executor_;

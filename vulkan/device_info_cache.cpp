@@ -140,25 +140,24 @@ std::string device_fingerprint(const DeviceChoice &choice) {
 }
 
 bool load_device_info(const std::string &cache_dir, const std::string &fingerprint,
-                      npvk_device_info *out) {
+                      StoredDevice *out) {
   if (cache_dir.empty() || fingerprint.empty()) return false;
   KernelCache cache(cache_dir);
   const auto blob = cache.load_blob(blob_name(fingerprint));
-  if (!blob || blob->size() != sizeof(npvk_device_info)) return false;
-  std::memcpy(out, blob->data(), sizeof *out);
-  return out->struct_size == sizeof(npvk_device_info);
+  if (!blob || blob->size() != sizeof(npvk_device_info) + sizeof(uint64_t)) return false;
+  std::memcpy(&out->info, blob->data(), sizeof out->info);
+  std::memcpy(&out->make_ns, blob->data() + sizeof out->info, sizeof out->make_ns);
+  return out->info.struct_size == sizeof(npvk_device_info);
 }
 
 void store_device_info(const std::string &cache_dir, const std::string &fingerprint,
-                       const npvk_device_info &info) {
+                       const StoredDevice &device) {
   if (cache_dir.empty() || fingerprint.empty()) return;
-  npvk_device_info stored{};
-  if (load_device_info(cache_dir, fingerprint, &stored) &&
-      std::memcmp(&stored, &info, sizeof info) == 0)
-    return;
+  std::vector<uint8_t> bytes(sizeof device.info + sizeof device.make_ns);
+  std::memcpy(bytes.data(), &device.info, sizeof device.info);
+  std::memcpy(bytes.data() + sizeof device.info, &device.make_ns, sizeof device.make_ns);
   KernelCache cache(cache_dir);
-  const auto *bytes = reinterpret_cast<const uint8_t *>(&info);
-  cache.store_blob(blob_name(fingerprint), std::vector<uint8_t>(bytes, bytes + sizeof info));
+  cache.store_blob(blob_name(fingerprint), bytes);
 }
 
 }  // namespace npvk::vk

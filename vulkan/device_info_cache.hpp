@@ -33,10 +33,18 @@ struct DeviceChoice {
 // context meets that error itself).
 std::string device_fingerprint(const DeviceChoice &choice);
 
-// The stored description for `fingerprint` in `cache_dir`; false on a miss.
+// What is stored: the description, and what making the device took (its
+// driver loaded, the instance and the device created, the context's parts
+// that need it), which the cost model weighs while the device is not made.
+struct StoredDevice {
+  npvk_device_info info{};
+  uint64_t make_ns = 0;
+};
+
+// The stored device for `fingerprint` in `cache_dir`; false on a miss.
 bool load_device_info(const std::string &cache_dir, const std::string &fingerprint,
-                      npvk_device_info *out);
+                      StoredDevice *out);
 void store_device_info(const std::string &cache_dir, const std::string &fingerprint,
-                       const npvk_device_info &info);
+                       const StoredDevice &device);
 
 }  // namespace npvk::vk

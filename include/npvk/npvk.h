@@ -745,6 +745,16 @@ typedef struct npvk_cost_model {
   /* Weighed flushes whose estimate used what the same planned work measured
    * when it ran before (a side counts once it ran twice, as its faster run). */
   uint64_t measured_estimates;
+  /* A context that binds before making its device (npvk_managed_enable, where
+   * an earlier process stored the device's description) makes it once the
+   * device would have saved, over the flushes weighed since, what making it
+   * took then; until then those flushes run on the host
+   * (flushes_awaiting_device). device_make_ns: what is left of that cost (0
+   * once the device is made). device_made: 1 once the device exists. */
+  double device_make_ns;
+  uint64_t flushes_awaiting_device;
+  uint32_t device_made;
+  uint32_t reserved2;
 } npvk_cost_model;
 
 /* The cost model's figures; `measure` != 0 measures them now if they are

@@ -22,6 +22,20 @@ std::once_flag g_fetched;
 npvk_cost_model g_figures{};
 bool g_cpu_device = false;
 
+// What is left of the cost of making the device (npvk_cost_model's
+// device_make_ns), which the device's side of a decision carries until it is
+// made; asked again at each decision until then.
+std::atomic<bool> g_device_made{false};
+
+double device_make_ns() {
+  if (g_device_made.load(std::memory_order_relaxed)) return 0;
+  npvk_cost_model m{};
+  m.struct_size = sizeof m;
+  if (npvk_context_get_cost_model(context(), 0, &m) != NPVK_SUCCESS) return 0;
+  if (m.device_made) g_device_made.store(true, std::memory_order_relaxed);
+  return m.device_make_ns;
+}
+
 bool figures() {
   std::call_once(g_fetched, [] {
     npvk_device_info info{};
@@ -80,7 +94,8 @@ const char *cost_model_reason(const void *const *operands, int count, uint64_t b
       product ? g_cpu_device
               : (work == CostedWork::OtherReduction && device_speedup < kOthersNeedDeviceFaster) ||
                     double(bytes) * g_figures.host_ns_per_byte <
-                        g_figures.device_flush_ns + double(bytes) * g_figures.device_ns_per_byte;
+                        g_figures.device_flush_ns + double(bytes) * g_figures.device_ns_per_byte +
+                            device_make_ns();
   if (!host_faster) return nullptr;
   // An operand that queued work writes: that work runs now (where its own
   // flush's estimate says), rather than with this call on the device.
@@ -182,7 +197,7 @@ PyObject *py_cost_model(PyObject *, PyObject *measure) {
   }
   if (st != NPVK_SUCCESS) Py_RETURN_NONE;
   return Py_BuildValue(
-      "{s:O,s:O,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:K,s:K}", "enabled",
+      "{s:O,s:O,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:K,s:K,s:O,s:d,s:K}", "enabled",
       m.enabled ? Py_True : Py_False, "measured", m.measured ? Py_True : Py_False,
       "device_flush_ns", m.device_flush_ns, "device_ns_per_byte", m.device_ns_per_byte,
       "device_math_ns", m.device_math_ns, "device_pow_ns", m.device_pow_ns, "device_narrow_ns",
@@ -190,7 +205,9 @@ PyObject *py_cost_model(PyObject *, PyObject *measure) {
       m.host_ns_per_byte, "host_math_ns", m.host_math_ns, "host_pow_ns", m.host_pow_ns,
       "last_device_ns", m.last_device_ns, "last_host_ns", m.last_host_ns, "flushes_weighed",
       (unsigned long long)m.flushes_weighed, "host_streak", (unsigned long long)m.host_streak,
-      "measured_estimates", (unsigned long long)m.measured_estimates);
+      "measured_estimates", (unsigned long long)m.measured_estimates, "device_made",
+      m.device_made ? Py_True : Py_False, "device_make_ns", m.device_make_ns,
+      "flushes_awaiting_device", (unsigned long long)m.flushes_awaiting_device);
 }
 
 }  // namespace npvk_shim
