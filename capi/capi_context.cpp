@@ -54,6 +54,15 @@ NPVK_API npvk_status npvk_context_device_info(npvk_context h, npvk_device_info *
   });
 }
 
+NPVK_API npvk_status npvk_context_make_device(npvk_context h) {
+  return guarded([&] {
+    auto ctx = get_context(h);
+    ContextLock lock(ctx->mutex());
+    ctx->check_usable();
+    ctx->make_device_now();
+  });
+}
+
 NPVK_API npvk_status npvk_sync(npvk_context h) {
   return guarded([&] {
     auto ctx = get_context(h);

@@ -59,6 +59,9 @@ class Context : public std::enable_shared_from_this<Context> {
   // device is made (device_when_needed).
   const npvk_device_info &device_info() const { return info_; }
   bool device_made() const { return executor_ != nullptr; }
+  // Makes the device where the context started without it (the C ABI's
+  // npvk_context_make_device).
+  void make_device_now() { device(); }
 
   // Buffers (runtime/residency.hpp).
   std::shared_ptr<Buffer> create_buffer(uint64_t size);

@@ -322,6 +322,13 @@ NPVK_API npvk_status npvk_device_prepare_end(void);
  * views of the context become invalid handles. */
 NPVK_API npvk_status npvk_context_release(npvk_context ctx);
 NPVK_API npvk_status npvk_context_device_info(npvk_context ctx, npvk_device_info *out);
+/* Makes the context's device now, where the context started without it (the
+ * context of npvk_managed_enable makes it at the first work that needs it,
+ * when an earlier process with the same settings stored its description;
+ * npvk_context_device_info then reports that description). A program that
+ * wants the driver's start-up outside its timed work calls this first. Does
+ * nothing where the device exists. */
+NPVK_API npvk_status npvk_context_make_device(npvk_context ctx);
 /* Runs all recorded work and waits for it. */
 NPVK_API npvk_status npvk_sync(npvk_context ctx);
 

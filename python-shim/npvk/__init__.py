@@ -248,9 +248,14 @@ def reset_stats():
 def device():
     """The device this process uses: index, name, driver, driver UUID; None
     while npvk is not enabled. Asked before the first array, it binds the
-    device then (the one that array would get), so the answer stays true."""
+    device then (the one that array would get), so the answer stays true.
+    It also makes the device where the bound context has not made it yet
+    (it is made when work first needs it): a program that calls this before
+    its timed work keeps the driver's start-up out of it."""
     if _enabled and not _native.bound():
         _native.bind()
+    if _enabled:
+        _native.make_device()
     return _native.device_info()
 
 

@@ -270,6 +270,20 @@ PyObject *py_check_fault_handler(PyObject *, PyObject *) {
   Py_RETURN_NONE;
 }
 
+// The context binds before its device is made where an earlier process
+// stored the device's description (Context::create's device_when_needed):
+// npvk.device() makes it, since the answer names the device in use.
+PyObject *py_make_device(PyObject *, PyObject *) {
+  if (!device_bound()) Py_RETURN_NONE;
+  const npvk_status st = npvk_context_make_device(bound_context());
+  if (st != NPVK_SUCCESS) {
+    PyErr_Format(PyExc_RuntimeError, "npvk: %s: %s", npvk_status_string(st),
+                 npvk_last_error_message());
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 PyObject *py_bound(PyObject *, PyObject *) {
   return PyBool_FromLong(device_bound());
 }

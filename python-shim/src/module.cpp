@@ -444,6 +444,8 @@ PyMethodDef g_methods[] = {
      "np.where(c, x, y) as a ufunc"},
     {"bind", py_bind, METH_NOARGS, "bind the device now (it is bound at the first array)"},
     {"bound", py_bound, METH_NOARGS, "whether the device is bound"},
+    {"make_device", py_make_device, METH_NOARGS,
+     "make the bound context's device now (it is made when work first needs it)"},
     {"select_device", py_select_device, METH_VARARGS,
      "select_device(selector): the device to bind (before the first array)"},
     {"check_fault_handler", py_check_fault_handler, METH_NOARGS,

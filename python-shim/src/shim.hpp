@@ -99,6 +99,7 @@ void drop_deferred_loops();
 npvk_status set_graph_dir_when_bound(const char *dir);
 PyObject *py_bind(PyObject *, PyObject *);
 PyObject *py_bound(PyObject *, PyObject *);
+PyObject *py_make_device(PyObject *, PyObject *);
 PyObject *py_select_device(PyObject *, PyObject *args);
 PyObject *py_check_fault_handler(PyObject *, PyObject *);
 

@@ -31,7 +31,12 @@ def cost_model_on(monkeypatch):
     """Enables npvk with the cost model when called (after the test computed
     NumPy's results), and disables it afterwards."""
     monkeypatch.setenv("NPVK_COST_MODEL", "1")
-    yield npvk.enable
+
+    def enable():
+        npvk.enable()
+        npvk.device()  # made now (else the first flushes wait for it): a made device's decisions
+
+    yield enable
     npvk.disable()
 
 
@@ -211,6 +216,7 @@ _MEASURED_CHILD = textwrap.dedent("""
     x0 = np.random.default_rng(2).random(1 << 20) + 0.5
     expected = np.exp(x0) * 1.5 + x0
     npvk.enable()
+    npvk.device()  # made now (else the first flushes wait for it): a made device's decisions
     x = np.array(x0)
     places, close = [], True
     for i in range(16):
@@ -292,6 +298,7 @@ _CHILD = textwrap.dedent("""
     x0 = np.linspace(0.5, 2.0, 1 << 20)
     expected = np.exp(x0) * x0 + np.log(x0) ** 3
     npvk.enable()
+    npvk.device()  # made now (else the first flushes wait for it): a made device's decisions
     x = np.array(x0)
     y = np.exp(x) * x + np.log(x) ** 3
     y[0]
@@ -341,6 +348,7 @@ _NARROW_CHILD = textwrap.dedent("""
     m0 = np.arange(1 << 22) % 3 == 0
     n0 = np.arange(1 << 22) % 5 == 0
     npvk.enable()
+    npvk.device()  # made now (else the first flushes wait for it): a made device's decisions
     m, n = np.array(m0), np.array(n0)
     both = m & n
     both[0]
@@ -354,6 +362,7 @@ _DISPATCH_CHILD = textwrap.dedent("""
     shapes = [(1 << 18) + k for k in range(4)]  # four kernels: ops of one shape fuse
     x0 = [np.linspace(0.0, 1.0, n) for n in shapes]
     npvk.enable()
+    npvk.device()  # made now (else the first flushes wait for it): a made device's decisions
     xs = [np.array(x) for x in x0]
     for x in xs:
         x *= 3.0
