@@ -104,6 +104,11 @@ def run(name, args, setup, warmup, timed, params=None, variant=None):
     if variant is None:
         variant = "numexpr" if getattr(args, "numexpr", False) else ("npvk" if npvk else "numpy")
 
+    if npvk is not None:
+        # The device is made when work first needs it, or once what it would
+        # save pays for making it (docs/architecture.md, "Cost model"): made
+        # here, the driver's start-up stays out of the timed steady state.
+        npvk.device()
     state = setup()
     warmup(state)
     barrier()
