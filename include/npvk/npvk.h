@@ -639,7 +639,11 @@ typedef struct npvk_managed_stats {
 
 /* Creates the process-wide managed context (the first call only; later calls
  * return the same handle) and installs the fault handler. The handle stays
- * owned by npvk: do not release it. */
+ * owned by npvk: do not release it. On a CPU device whose description an
+ * earlier process with the same settings stored in the kernel cache's
+ * directory, the context starts from that description and makes the device
+ * at the first work that needs it (npvk_context_make_device makes it now):
+ * a device that cannot be made then fails that work, not this call. */
 NPVK_API npvk_status npvk_managed_enable(const npvk_context_options *options, npvk_context *out);
 /* Runs all pending work and makes every managed allocation plain host memory.
  * Allocations stay valid; later npvk_managed_view calls fail until the next
