@@ -31,13 +31,35 @@ class KernelBuilder {
   bool add(const RecordedOp &op, size_t index) {
     full_ = k_.ops.size() >= kMaxFusedSteps;
     if (full_) return false;
-    if (!k_.ops.empty() && op.space.full_shape != shape_) return false;
+    const bool flat = in_memory_order(op.space);
+    // The loop the slots walk: the kernel's so far, or this op's where the
+    // kernel's ops were all in memory order and this one is not (rebased:
+    // their slots walk the new shape in C order, which is the same pairing
+    // of elements).
+    bool rebase = false, c_order = false;
+    if (!k_.ops.empty() && op.space.full_shape != k_.shape) {
+      if (!loops_pair_up(k_.shape, flat_, op.space.full_shape, flat)) return false;
+      rebase = !flat;
+      c_order = flat;  // this op's arrays walk the kernel's shape in C order
+    }
+    const Dims shape = k_.ops.empty() || rebase ? op.space.full_shape : k_.shape;
+    const Dims in_order = c_order_strides(shape), none(shape.size(), 0);
+    std::vector<Dims> before_rebase;
+    if (rebase)
+      for (SlotBinding &b : k_.slots) {
+        before_rebase.push_back(b.strides);
+        b.strides = b.view->scalar ? none : in_order;
+      }
+    auto refuse = [&] {
+      for (size_t s = 0; s < before_rebase.size(); ++s) k_.slots[s].strides = before_rebase[s];
+      return false;
+    };
     const uint32_t n = uint32_t(op.operands.size());
     uint8_t slot[kMaxOperands];
     std::vector<SlotBinding> added;
     for (uint32_t k = 0; k < n; ++k) {
       const View &v = op.operands[k];
-      const Dims &strides = op.space.full_strides[k];
+      const Dims &strides = v.scalar ? none : c_order ? in_order : op.space.full_strides[k];
       const bool write = k >= op.spec.nin;
       int found = find(v, strides, added);
       if (found >= 0) {
@@ -45,24 +67,25 @@ class KernelBuilder {
         // bytes in the kernel now races with it.
         if (write && !v.scalar && !written_slot(size_t(found), added) &&
             conflicts(v, op.lo[k], op.hi[k], write, added, found))
-          return false;
+          return refuse();
       } else {
-        if (!v.scalar && conflicts(v, op.lo[k], op.hi[k], write, added, -1)) return false;
+        if (!v.scalar && conflicts(v, op.lo[k], op.hi[k], write, added, -1)) return refuse();
         SlotBinding b;
         b.view = &v;
         b.lo = op.lo[k];
         b.hi = op.hi[k];
-        b.strides = v.scalar ? Dims(strides.size(), 0) : strides;
+        b.strides = strides;
         added.push_back(std::move(b));
         found = int(k_.slots.size() + added.size() - 1);
       }
       slot[k] = uint8_t(found);
     }
     full_ = k_.slots.size() + added.size() > kMaxKernelSlots;
-    if (full_) return false;
+    if (full_) return refuse();
 
     // Commit.
-    if (k_.ops.empty()) shape_ = op.space.full_shape;
+    flat_ = (k_.ops.empty() || flat_) && flat;
+    k_.shape = shape;
     for (SlotBinding &b : added) {
       FusedKernelSpec::Slot s;
       s.dtype = b.view->dtype;
@@ -129,7 +152,7 @@ class KernelBuilder {
   }
 
   PlannedKernel &k_;
-  Dims shape_;
+  bool flat_ = false;  // every op so far is in memory order (k_.shape is {count})
   bool full_ = false;
 };
 
@@ -284,7 +307,7 @@ std::vector<PlannedKernel> plan_kernels(const std::vector<RecordedOp> &ops, bool
       strides.push_back(memory ? k.slots[s].strides : Dims(k.slots[s].strides.size(), 0));
       unit_stride[s] = memory;
     }
-    k.space = merge_dimensions(ops[k.ops.front()].space.full_shape, strides, unit_stride);
+    k.space = merge_dimensions(k.shape, strides, unit_stride);
     k.spec.contiguous = k.space.contiguous;
     k.spec.rank = k.space.contiguous ? 0 : k.space.rank;
     k.spec.narrow_index = !k.space.contiguous && k.space.count < (int64_t(1) << 31);

@@ -1,5 +1,7 @@
 // The fusion planner: at a flush, consecutive recorded elementwise ops over
-// the same output shape become one kernel when every array they share is
+// the same elements in the same order (loops_pair_up: the same full shape,
+// or the same count where one side's arrays are all in memory order) become
+// one kernel when every array they share is
 // either the same elements (so each invocation sees its own writes) or bytes
 // that no op of the kernel writes. Outputs that nobody reads after their
 // kernel, in buffers their owner already freed, are never stored (array
@@ -46,7 +48,8 @@ struct PlannedKernel {
   FusedKernelSpec spec;
   std::vector<size_t> ops;         // indices into the recorded ops, one per step
   std::vector<SlotBinding> slots;  // parallel to spec.slots
-  IterationSpace space;            // the loop over all slots
+  Dims shape;                      // the loop's full shape, which the slots' strides walk
+  IterationSpace space;            // the loop over all slots, merged
   uint64_t contracted_bytes = 0;   // stores it leaves out
   // A standalone kernel (its slots are the recorded op's operands), or null
   // for a fused elementwise kernel.

@@ -54,6 +54,17 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
   std::vector<bool> unit_stride(nops);
   for (size_t k = 0; k < nops; ++k) unit_stride[k] = !ops[k]->scalar;
   IterationSpace space = merge_dimensions(shape, strides, unit_stride);
+  if (in_memory_order(space) && nd > 1) {
+    // Every array steps through its elements in order: planned as the flat
+    // loop NumPy's iterator hands a ufunc's loop for such arrays, so that an
+    // op recorded from whole arrays (`a[k] = t`, the ufunc call hook) and
+    // ops recorded from loop calls over the same elements look alike
+    // (loops_pair_up). np.mgrid's `nn[k] = nn[k] * step + start` cut its
+    // kernel before the (2048, 2048) assignment after a flat multiply, and
+    // stored the dead temporary: 64 MB of fresh pages.
+    shape.assign(1, space.count);
+    for (size_t k = 0; k < nops; ++k) strides[k].assign(1, ops[k]->scalar ? 0 : 1);
+  }
   space.full_shape = std::move(shape);
   space.full_strides = std::move(strides);
   return space;
@@ -93,6 +104,36 @@ IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides,
   for (size_t k = 0; space.contiguous && k < nops; ++k)
     space.contiguous = k >= unit_stride.size() || !unit_stride[k] || space.strides[k][0] == 1;
   return space;
+}
+
+bool in_c_order(const Dims &shape, const Dims &strides) {
+  int64_t step = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) continue;
+    if (strides[d] != step) return false;
+    step *= shape[d];
+  }
+  return true;
+}
+
+Dims c_order_strides(const Dims &shape) {
+  Dims strides(shape.size(), 0);
+  int64_t step = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) continue;
+    strides[d] = step;
+    step *= shape[d];
+  }
+  return strides;
+}
+
+bool loops_pair_up(const Dims &shape_a, bool flat_a, const Dims &shape_b, bool flat_b) {
+  if (shape_a == shape_b) return true;
+  if (!flat_a && !flat_b) return false;
+  int64_t count_a = 1, count_b = 1;
+  for (int64_t e : shape_a) count_a *= e;
+  for (int64_t e : shape_b) count_b *= e;
+  return count_a == count_b;
 }
 
 bool offsets_fit_int32(const IterationSpace &space) {

@@ -51,6 +51,26 @@ IterationSpace plan_iteration(const std::vector<const View *> &operands, uint32_
 IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides,
                                 const std::vector<bool> &unit_stride);
 
+// Whether an op's arrays all step through their elements in memory order
+// (scalars aside): plan_iteration gives such an op the flat full shape
+// {count}, as NumPy's iterator hands a ufunc's loop such arrays in one run.
+inline bool in_memory_order(const IterationSpace &space) {
+  return space.contiguous && space.count > 1;
+}
+
+// Whether `strides` (elements, 0 where the extent is 1) walk `shape` in C
+// order without gaps, so element i of the loop is element i in memory.
+bool in_c_order(const Dims &shape, const Dims &strides);
+
+// The C-order element strides of `shape` (0 over extents of 1).
+Dims c_order_strides(const Dims &shape);
+
+// Whether ops over these two loops can share a kernel: they pair up the
+// same elements in the same order. Equal full shapes do; so does the same
+// count where one side is in memory order (its element i is element i of
+// the other's loop in C order). `flat_*`: in_memory_order of that side.
+bool loops_pair_up(const Dims &shape_a, bool flat_a, const Dims &shape_b, bool flat_b);
+
 // Whether the loop's element count and every operand's element offsets
 // (from its first element: each partial sum of coordinate * stride lies
 // between the extremes of the full sum) are below 2^31, so that a kernel can

@@ -134,6 +134,12 @@ uint64_t element_layout(const View &v, const IterationSpace &space, uint32_t k) 
   auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
   mix(v.offset);
   mix(uint64_t(v.dtype));
+  // In C order, the same elements as in any loop of that count walking
+  // them in order (KernelBuilder rebases such slots: loops_pair_up).
+  if (in_c_order(space.full_shape, space.full_strides[k])) {
+    mix(uint64_t(space.count));
+    return h;
+  }
   for (size_t d = 0; d < space.full_shape.size(); ++d) {
     mix(uint64_t(space.full_shape[d]));
     mix(uint64_t(space.full_strides[k][d]));
@@ -149,11 +155,15 @@ void Recorder::note_kernel_cuts(uint64_t op, const std::vector<const View *> &op
                                 bool replaces_last) {
   // Cuts plan_kernels must make, so that memory freed before them can be
   // reused before the flush without two values meeting in one kernel
-  // (Context::may_fuse_with_next). A kernel's ops share one full shape: an op
-  // of another shape starts a kernel (a merged row replaces the op before).
-  if (!replaces_last && !last_shape_.empty() && last_shape_ != space.full_shape)
+  // (Context::may_fuse_with_next). Two ops in a row whose loops cannot pair
+  // up are never in one kernel (a merged row replaces the op before). Where
+  // one is in memory order the planner may or may not cut: no fence.
+  const bool flat = in_memory_order(space);
+  if (!replaces_last && !last_shape_.empty() &&
+      !loops_pair_up(last_shape_, last_flat_, space.full_shape, flat))
     fusion_fence_ = std::max(fusion_fence_, op - 1);
   last_shape_ = space.full_shape;
+  last_flat_ = flat;
   // An op that reads other elements of bytes a queued op wrote cannot join
   // that op's kernel (KernelBuilder::conflicts): a stencil's read of the last
   // step's grid, so a time loop's steps fence each other (the heat equation's

@@ -71,7 +71,8 @@ class Recorder {
                         bool replaces_last);
   uint64_t fusion_fence_ = 0;
   uint64_t serial_ = 0;
-  Dims last_shape_;  // the full shape of the last elementwise op
+  Dims last_shape_;         // the full shape of the last elementwise op
+  bool last_flat_ = false;  // and whether it was in memory order (in_memory_order)
   void record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
               bool replace_last);
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);

@@ -79,12 +79,13 @@ struct Chain {
     vb = MakeView1D(b, NPVK_FLOAT64, n);
     vt = MakeView1D(t, NPVK_FLOAT64, n);
     vout = MakeView1D(out, NPVK_FLOAT64, n);
-    vt2 = MakeView(t, NPVK_FLOAT64, {1, n});
-    va2 = MakeView(a, NPVK_FLOAT64, {1, n});
-    vout2 = MakeView(out, NPVK_FLOAT64, {1, n});
+    vt2 = MakeView(t, NPVK_FLOAT64, {n}, {-1}, n - 1);
+    va2 = MakeView(a, NPVK_FLOAT64, {n}, {-1}, n - 1);
+    vout2 = MakeView(out, NPVK_FLOAT64, {n}, {-1}, n - 1);
   }
-  // The add sees its operands as shape (1, n): never fused with the
-  // multiply, so the chain is two kernels whatever NPVK_FUSE_MIN_ELEMENTS says.
+  // The add walks its operands backwards: other elements of t than the
+  // multiply writes at each index, so never fused with it, and the chain is
+  // two kernels whatever NPVK_FUSE_MIN_ELEMENTS says.
   npvk_status Record(npvk_context ctx) {
     npvk_status st = npvk_binary(ctx, NPVK_OP_MULTIPLY, va.get(), vb.get(), vt.get());
     return st != NPVK_SUCCESS ? st

@@ -7,6 +7,7 @@
 #include <array>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include "compile/dtype.hpp"
 #include "compile/fusion.hpp"
@@ -40,6 +41,16 @@ View Array(const std::shared_ptr<Buffer> &buffer, std::vector<int64_t> shape) {
     v.strides[d] = stride;
     stride *= shape[d];
   }
+  return v;
+}
+
+// The transpose of a C-contiguous (rows, cols) float32 view: (cols, rows),
+// not in memory order, so its op keeps its shape (plan_iteration flattens
+// only ops whose arrays are all in order).
+View Transposed(const std::shared_ptr<Buffer> &buffer, int64_t rows, int64_t cols) {
+  View v = Array(buffer, {rows, cols});
+  std::swap(v.shape[0], v.shape[1]);
+  std::swap(v.strides[0], v.strides[1]);
   return v;
 }
 
@@ -172,14 +183,14 @@ TEST(FusionPlan, LiveIntermediateIsStored) {
 }
 
 TEST(FusionPlan, DeadIntermediateReadByALaterKernelIsStored) {
-  // t = a + b over (1000,); then an op over another shape reads t (as a
-  // reshaped (10, 100) view), so it starts a second kernel that needs t from
-  // memory.
+  // t = a + b over (1000,); then an op over another shape reads t (as the
+  // transpose of a (10, 100) view), so it starts a second kernel that needs
+  // t from memory.
   FakeBuffers fakes;
   auto a = fakes.make(), b = fakes.make(), t = fakes.make(), c = fakes.make();
   std::vector<RecordedOp> ops;
   ops.push_back(Op(NPVK_OP_ADD, {Array(a, {1000}), Array(b, {1000}), Array(t, {1000})}));
-  ops.push_back(Op(NPVK_OP_NEGATIVE, {Array(t, {10, 100}), Array(c, {10, 100})}));
+  ops.push_back(Op(NPVK_OP_NEGATIVE, {Transposed(t, 10, 100), Array(c, {100, 10})}));
   const Buffer *tp = t.get();
   std::vector<PlannedKernel> k =
       plan_kernels(ops, true, 1, [&](const View &x) { return x.buffer.get() == tp; });
@@ -192,17 +203,17 @@ TEST(FusionPlan, DeadIntermediateReadByALaterKernelIsStored) {
 
 TEST(FusionPlan, OlderValueOfAReusedBufferIsDeadOnceItsReadersRan) {
   // t = a + b; c = t * 2 in one kernel; then, in a kernel of its own (another
-  // shape), the buffer holds a newer array's value (generation 1) that is
+  // count), the buffer holds a newer array's value (generation 1) that is
   // read. The older value's store is left out, the newer one's kept.
   FakeBuffers fakes;
   auto a = fakes.make(), b = fakes.make(), t = fakes.make(), c = fakes.make(), d = fakes.make();
   std::vector<RecordedOp> ops;
   ops.push_back(Op(NPVK_OP_ADD, {Array(a, {1000}), Array(b, {1000}), Array(t, {1000})}));
   ops.push_back(Op(NPVK_OP_MULTIPLY, {Array(t, {1000}), Array(a, {1000}), Array(c, {1000})}));
-  View newer = Array(t, {10, 100});
+  View newer = Array(t, {500});
   newer.generation = 1;
-  ops.push_back(Op(NPVK_OP_NEGATIVE, {Array(a, {10, 100}), newer}));
-  ops.push_back(Op(NPVK_OP_NEGATIVE, {newer, Array(d, {10, 100})}));
+  ops.push_back(Op(NPVK_OP_NEGATIVE, {Array(a, {500}), newer}));
+  ops.push_back(Op(NPVK_OP_NEGATIVE, {newer, Array(d, {500})}));
   auto dead = [&](const View &v) { return v.buffer == t && v.generation == 0; };
   std::vector<PlannedKernel> k = plan_kernels(ops, true, 1, dead);
   ASSERT_EQ(k.size(), 2u);
@@ -228,16 +239,67 @@ TEST(FusionPlan, DifferentOutputShapesDoNotFuse) {
   EXPECT_EQ(k[1].ops, std::vector<size_t>({1}));
 }
 
-TEST(FusionPlan, SameCountDifferentShapeDoesNotFuse) {
-  // (1000,) and (10, 100): both merge to one unit-stride loop of 1000, but
-  // the planner compares the output shapes before merging.
+TEST(FusionPlan, SameElementsInOrderFuseWhateverTheShape) {
+  // (1000,) and (10, 100), every array in memory order: the elements pair
+  // up alike in both, so one kernel (as NumPy hands a ufunc's loop either
+  // as one flat run, `a[k] = t` is recorded whole), and t is never stored.
+  FakeBuffers fakes;
+  auto a = fakes.make(), b = fakes.make(), t = fakes.make(), d = fakes.make();
+  std::vector<RecordedOp> ops;
+  ops.push_back(Op(NPVK_OP_ADD, {Array(a, {1000}), Array(b, {1000}), Array(t, {1000})}));
+  ops.push_back(Op(NPVK_OP_NEGATIVE, {Array(t, {10, 100}), Array(d, {10, 100})}));
+  const Buffer *tp = t.get();
+  std::vector<PlannedKernel> k =
+      plan_kernels(ops, true, 1, [&](const View &x) { return x.buffer.get() == tp; });
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].contracted_bytes, 4000u);
+}
+
+TEST(FusionPlan, SameCountInAnotherOrderDoesNotFuse) {
+  // (1000,) and the transpose of (10, 100): the same count, but element i
+  // of one is not element i of the other.
   FakeBuffers fakes;
   auto a = fakes.make(), b = fakes.make(), c = fakes.make(), d = fakes.make();
   std::vector<RecordedOp> ops;
   ops.push_back(Op(NPVK_OP_ADD, {Array(a, {1000}), Array(b, {1000}), Array(c, {1000})}));
-  ops.push_back(Op(NPVK_OP_NEGATIVE, {Array(c, {10, 100}), Array(d, {10, 100})}));
-  ASSERT_EQ(ops[0].space.shape, ops[1].space.shape);
+  ops.push_back(Op(NPVK_OP_NEGATIVE, {Transposed(c, 10, 100), Array(d, {100, 10})}));
   EXPECT_EQ(plan_kernels(ops, true, 1, NoneDead).size(), 2u);
+}
+
+TEST(FusionPlan, InOrderOpsJoinABroadcastOpsLoop) {
+  // t = a * a (flat); u = t * row, row broadcast over (4, 250); w = u + a
+  // (flat): one kernel over (4, 250), the flat ops' slots walking it in C
+  // order, and t and u never stored.
+  FakeBuffers fakes;
+  auto a = fakes.make(), t = fakes.make(), row = fakes.make(), u = fakes.make(), w = fakes.make();
+  std::vector<RecordedOp> ops;
+  ops.push_back(Op(NPVK_OP_MULTIPLY, {Array(a, {1000}), Array(a, {1000}), Array(t, {1000})}));
+  ops.push_back(Op(NPVK_OP_MULTIPLY, {Array(t, {4, 250}), Array(row, {250}), Array(u, {4, 250})}));
+  ops.push_back(Op(NPVK_OP_ADD, {Array(u, {1000}), Array(a, {1000}), Array(w, {1000})}));
+  ASSERT_EQ(ops[1].space.full_shape, Dims({4, 250}));
+  const Buffer *tp = t.get(), *up = u.get();
+  std::vector<PlannedKernel> k = plan_kernels(
+      ops, true, 1, [&](const View &x) { return x.buffer.get() == tp || x.buffer.get() == up; });
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].shape, Dims({4, 250}));
+  EXPECT_EQ(k[0].slots.size(), 5u);  // a, t, row, u, w: each array once
+  EXPECT_EQ(k[0].contracted_bytes, 8000u);
+  EXPECT_EQ(k[0].slots[0].strides, Dims({250, 1}));
+}
+
+TEST(FusionPlan, RefusedRebaseLeavesTheKernelAsItWas) {
+  // c = a + b (flat); then -c read transposed (another order of bytes the
+  // kernel wrote): refused, and the first kernel keeps its flat loop.
+  FakeBuffers fakes;
+  auto a = fakes.make(), b = fakes.make(), c = fakes.make(), d = fakes.make();
+  std::vector<RecordedOp> ops;
+  ops.push_back(Op(NPVK_OP_ADD, {Array(a, {1000}), Array(b, {1000}), Array(c, {1000})}));
+  ops.push_back(Op(NPVK_OP_NEGATIVE, {Transposed(c, 10, 100), Array(d, {100, 10})}));
+  std::vector<PlannedKernel> k = plan_kernels(ops, true, 1, NoneDead);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].shape, Dims({1000}));
+  for (const SlotBinding &slot : k[0].slots) EXPECT_EQ(slot.strides, Dims({1}));
+  EXPECT_TRUE(k[0].space.contiguous);
 }
 
 TEST(FusionPlan, ShiftedReadOfWrittenBytesDoesNotFuse) {
