@@ -231,15 +231,7 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   {
     ContextLock lock(ctx_->mutex());
     if (Allocation *a = take_freed_queued(size, zero)) return a->base;
-    // The most recently freed mapping of this size: its lines may still be
-    // in the CPU's caches. Taking the oldest cycled a program's temporaries
-    // through every spare (9 spares of 16 MB made np.ones 3.4x slower).
-    auto same_size = spare_.equal_range(mapped);
-    if (same_size.first != same_size.second) {
-      auto spare = std::prev(same_size.second);
-      Allocation *a = spare->second;
-      spare_.erase(spare);
-      spare_bytes_ -= a->mapped;
+    if (Allocation *a = take_spare(mapped)) {
       if (zero) {
         set_protection(*a, PROT_READ | PROT_WRITE);  // written under the lock
         std::memset(a->base, 0, size);
@@ -255,8 +247,8 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
       stats_.live_bytes += size;
       return a->base;
     }
-    // No spare of this size, so fresh pages: the oldest spares of at least
-    // as many bytes go first, and the kernel hands their pages, faulted in
+    // No spare to reuse, so fresh pages: the oldest spares of at least as
+    // many bytes go first, and the kernel hands their pages, faulted in
     // already, to the new mapping. Pages it never gave out before cost up to
     // 20x more to fault in under a hypervisor (a fresh 64 MiB fill took 8 or
     // 150 ms by the run), and kept spares of other sizes made npvk meet them
@@ -290,6 +282,48 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   ++stats_.live_allocations;
   stats_.live_bytes += size;
   return p;
+}
+
+ManagedMemory::Allocation *ManagedMemory::take_spare(uint64_t mapped) {
+  // The most recently freed mapping of this size: its lines may still be
+  // in the CPU's caches. Taking the oldest cycled a program's temporaries
+  // through every spare (9 spares of 16 MB made np.ones 3.4x slower).
+  auto fit = spare_.equal_range(mapped);
+  if (fit.first == fit.second) {
+    // Else the smallest larger huge-page spare, cut to size: its pages are
+    // faulted in already, and those it no longer needs go back to the
+    // kernel, which hands them to the next fresh mapping. Fresh pages are
+    // what a program pays for most in a guest (above, kHugePage), and a
+    // spare kept beside a fresh mapping made npvk's footprint larger than
+    // NumPy's: scipy.ndimage's example faulted 380 MB of huge pages against
+    // NumPy's 254 MB of distinct ones, and in a guest that hands a process
+    // the pages the one before it freed, a program that needs more than
+    // that gets pages never touched (3-5 ms per huge page, against 0.3).
+    if (mapped < kHugePage) return nullptr;
+    auto larger = spare_.upper_bound(mapped);
+    if (larger == spare_.end()) return nullptr;
+    fit = spare_.equal_range(larger->first);
+  }
+  auto spare = std::prev(fit.second);
+  Allocation *a = spare->second;
+  spare_.erase(spare);
+  spare_bytes_ -= a->mapped;
+  if (a->mapped > mapped) cut_to(*a, mapped);
+  return a;
+}
+
+void ManagedMemory::cut_to(Allocation &a, uint64_t mapped) {
+  // Its device buffer covered the whole mapping.
+  drop_buffer(a);
+  const uint64_t tail = a.mapped - mapped;
+  // An alias pair's pages belong to its memfd: unmapping both tails would
+  // keep them, so they are removed from the file first.
+  if (a.alias) {
+    madvise(a.alias + mapped, tail, MADV_REMOVE);
+    munmap(a.alias + mapped, tail);
+  }
+  munmap(a.base + mapped, tail);
+  a.mapped = mapped;
 }
 
 ManagedMemory::Allocation *ManagedMemory::take_freed_queued(uint64_t size, bool zero) {
@@ -398,20 +432,23 @@ void ManagedMemory::release_allocation(Allocation &a) {
   unmap(a);
 }
 
-void ManagedMemory::unmap(Allocation &a) {
-  if (a.buffer) {
-    if (forked_) {
-      // The parent's Vulkan objects must not be destroyed here: leak them.
-      new std::shared_ptr<Buffer>(std::move(a.buffer));
-    } else {
-      a.buffer->device.reset();
-      a.buffer->host_pages.reset();
-      a.buffer->evicted = false;
-      a.buffer->import_deferred = false;
-      a.buffer->managed = nullptr;
-      a.buffer.reset();
-    }
+void ManagedMemory::drop_buffer(Allocation &a) {
+  if (!a.buffer) return;
+  if (forked_) {
+    // The parent's Vulkan objects must not be destroyed here: leak them.
+    new std::shared_ptr<Buffer>(std::move(a.buffer));
+    return;
   }
+  a.buffer->device.reset();
+  a.buffer->host_pages.reset();
+  a.buffer->evicted = false;
+  a.buffer->import_deferred = false;
+  a.buffer->managed = nullptr;
+  a.buffer.reset();
+}
+
+void ManagedMemory::unmap(Allocation &a) {
+  drop_buffer(a);
   munmap(a.base, a.mapped);
   if (a.alias) munmap(a.alias, a.mapped);
   delete &a;

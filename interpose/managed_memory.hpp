@@ -134,6 +134,13 @@ class ManagedMemory : public MemoryObserver {
   void unmap(Allocation &a);
   // Unmaps the spare kept longest (there is one); returns its bytes.
   uint64_t unmap_oldest_spare();
+  // A spare for a mapping of `mapped` bytes, taken out of spare_ and cut to
+  // that size, or null. Caller holds the context lock.
+  Allocation *take_spare(uint64_t mapped);
+  // Unmaps the pages of `a` past `mapped` bytes; its device buffer goes.
+  void cut_to(Allocation &a, uint64_t mapped);
+  // Releases the device buffer of `a`, if any (leaked in a fork's child).
+  void drop_buffer(Allocation &a);
   // Moves an allocation onto a new pair of mappings (its data copied).
   void give_alias(Allocation &a);
   // In the child of a fork: replaces the shared pages with a private copy.
