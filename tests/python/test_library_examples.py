@@ -31,5 +31,5 @@ def test_example_outputs_match(name):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "match" in proc.stdout, proc.stdout
     # The comparison means something only if the example's NumPy calls ran on the device.
-    on_device = int(proc.stdout.split(" on device")[0].split()[-1])
+    on_device = int(proc.stdout.split(" on the device)")[0].split("(")[-1])
     assert on_device > 0, proc.stdout
