@@ -135,6 +135,39 @@ def test_freed_memory_is_reused_most_recent_first():
         np.testing.assert_array_equal(again, np.full(N, 2.0))
 
 
+_CUT_SPARE_CHILD = """
+import numpy as np, npvk
+npvk.enable(min_bytes=0)
+big = np.ones(5 << 20)  # 40 MiB
+address = big.ctypes.data
+del big
+half = np.empty(2 << 20)  # 16 MiB, no freed mapping of its size
+half[:] = 3.0
+rest = np.zeros(3 << 20)  # 24 MiB: fresh pages
+rest[::1000] += 1.0
+more = np.empty(5 << 20)  # 40 MiB: the cut mapping's tail is not there to take
+more[:] = 4.0
+print(half.ctypes.data == address, float(half.sum()), float(rest.sum()),
+      float(more.sum()), flush=True)
+"""
+
+
+@pytest.mark.parametrize("alias", ["0", "1"])
+def test_a_larger_freed_mapping_is_cut_to_size_before_fresh_pages(alias):
+    """With no freed mapping of its size, a huge-page array takes the
+    smallest larger one, cut to size: its pages are faulted in already
+    (fresh ones cost up to 5 ms per huge page in a guest that handed them
+    back to its host), and the rest go back to the kernel. Alias pairs
+    (NPVK_PAGE_ALIAS=1) remove the tail from their memfd too."""
+    proc = run_python(["-c", _CUT_SPARE_CHILD], env=subprocess_env(NPVK_PAGE_ALIAS=alias))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reused, half, rest, more = proc.stdout.split()
+    assert reused == "True"
+    n = 2 << 20
+    assert (float(half), float(rest), float(more)) == (3.0 * n, float(len(range(0, 3 << 20, 1000))),
+                                                       4.0 * (5 << 20))
+
+
 def test_queued_stencil_steps_reuse_their_temporaries():
     """A stencil step reads other elements of the grid the previous step
     wrote, which no kernel can hold with that write: the step boundary fences
