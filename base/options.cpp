@@ -75,6 +75,8 @@ Options Options::from_environment() {
 
   o.syscall_guard = !is_zero(std::getenv("NPVK_SYSCALL_GUARD"));
   o.huge_pages = !is_zero(std::getenv("NPVK_HUGE_PAGES"));
+  if (const char *v = std::getenv("NPVK_HOST_THREADS"); v && *v && !is_zero(v))
+    o.host_threads = int(std::clamp<long long>(std::strtoll(v, nullptr, 10), 1, 1024));
   const char *alias = std::getenv("NPVK_PAGE_ALIAS");
   if (is_zero(alias))
     o.page_alias = PageAlias::Never;
@@ -204,6 +206,10 @@ const std::vector<OptionInfo> &option_table() {
       {"NPVK_HUGE_PAGES", "on",
        "0: managed arrays of 2 MiB and more get no MADV_HUGEPAGE (steadier first writes in a "
        "guest whose balloon reports free memory; slower flushes after)",
+       "process"},
+      {"NPVK_HOST_THREADS", "one per usable core",
+       "threads that run NumPy's elementwise loops when a flush runs on the host (1: the "
+       "flushing thread alone)",
        "process"},
       {"NPVK_PAGE_ALIAS", "private until a second thread starts, then shared",
        "1: every managed array is two shared mappings; 0: one private mapping each", "process"},

@@ -104,6 +104,11 @@ struct Options {
   // NPVK_HUGE_PAGES: "0" leaves managed mappings of 2 MiB and more without
   // MADV_HUGEPAGE; anything else or unset asks for transparent huge pages.
   bool huge_pages = true;
+  // NPVK_HOST_THREADS: threads for NumPy's loops when a flush runs on the
+  // host (runtime/host_workers.hpp), the flushing thread's included,
+  // max(1, strtoll(value)). Unset, empty or 0: one per core of the process's
+  // affinity mask.
+  int host_threads = 0;
   // NPVK_FAULT="kind:N[,kind:N...]": simulated failures (runtime/
   // fault_injection.hpp), parsed there at the first event; a malformed spec
   // is reported and ignored. Unset or empty: none.

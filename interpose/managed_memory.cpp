@@ -18,6 +18,7 @@
 #include "base/options.hpp"
 #include "interpose/fault_handler.hpp"
 #include "interpose/syscall_guard.hpp"
+#include "runtime/host_workers.hpp"
 
 namespace npvk {
 namespace {
@@ -126,6 +127,7 @@ bool map_pair(uint64_t mapped, uint8_t **user, uint8_t **alias) {
 std::atomic<int> g_pool_threads{0};
 
 // Threads of this process now (/proc/self/stat, field 20), or 0 if unknown.
+// npvk's own host workers are left out: they are no thread of the program's.
 int thread_count() {
   FILE *f = std::fopen("/proc/self/stat", "r");
   if (!f) return 0;
@@ -136,7 +138,7 @@ int thread_count() {
   // The command name (field 2) may hold spaces: fields count from its ')'.
   const char *p = std::strrchr(buf, ')');
   for (int field = 2; p && field < 20; ++field) p = std::strchr(p + 1, ' ');
-  return p ? std::atoi(p + 1) : 0;
+  return p ? std::max(0, std::atoi(p + 1) - HostWorkers::threads_started()) : 0;
 }
 
 }  // namespace

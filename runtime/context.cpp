@@ -398,6 +398,7 @@ void Context::flush() {
     report(NPVK_FLUSH_HOST_COST);
     ++stats_.host_flushes;
     stats_.host_ops += done.size();
+    stats_.host_parts_on_workers = recovery_.parts_on_workers();
     const double seconds = seconds_since(start);
     stats_.flush_seconds += seconds;
     history_.note(signature, true, seconds * 1e9);
@@ -425,6 +426,7 @@ void Context::flush() {
     // The host replay needs the pages open, as the device would have.
     if (observer_ && !opened) observer_->before_flush();
     bool recovered = recovery_.recover(done, e, submitting, fp_errors_);
+    stats_.host_parts_on_workers = recovery_.parts_on_workers();
     if (observer_) observer_->after_flush();
     report(recovered ? NPVK_FLUSH_HOST_RECOVERED : NPVK_FLUSH_LOST);
     if (!recovered) throw;

@@ -6,6 +6,7 @@
 #include "base/host_fp.hpp"
 #include "compile/dtype.hpp"
 #include "runtime/buffer.hpp"
+#include "runtime/host_workers.hpp"
 
 namespace npvk {
 namespace {
@@ -37,15 +38,18 @@ bool replays_fused(const PlannedKernel &k) {
 }
 
 uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops,
-                      const HostLoop &loop, std::vector<uint8_t> &scratch, FpErrors &errors) {
+                      const HostLoop &loop, std::vector<uint8_t> &scratch, FpErrors &errors,
+                      uint64_t &on_workers) {
   const FusedKernelSpec &spec = k.spec;
   const IterationSpace &sp = k.space;
   const uint32_t rank = sp.rank;
-  const size_t n = spec.slots.size();
+  const size_t n = spec.slots.size(), steps_count = spec.steps.size();
   const int64_t row_elements = rank ? sp.shape[rank - 1] : sp.count;
+  if (row_elements <= 0) return 0;
 
   // Per slot: its bytes in memory, the byte step along a row, and where in
-  // scratch a contracted value lives (-1: it is written to memory, if at all).
+  // a part's scratch a contracted value lives (-1: it is written to memory,
+  // if at all).
   std::vector<char *> base(n);
   std::vector<int64_t> item(n), row_step(n), scratch_at(n, -1);
   size_t scratch_bytes = 0;
@@ -63,29 +67,49 @@ uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops
       unwritten += uint64_t(sp.count * item[s]);
     }
   }
-  if (scratch.size() < scratch_bytes) scratch.resize(scratch_bytes);
 
-  std::vector<uint32_t> flags(spec.steps.size(), 0);
-  std::vector<int64_t> index(rank > 1 ? rank - 1 : 0, 0);  // odometer over the outer dimensions
-  std::vector<char *> row(n), at(n);
-  std::vector<int64_t> step(n);
-  // FP status flags are sticky: cleared once, then read after each loop call
-  // and cleared again only when one was raised, so each is the step's own.
-  std::feclearexcept(FE_ALL_EXCEPT);
-  while (row_elements > 0) {
-    for (size_t s = 0; s < n; ++s) {
-      row[s] = base[s];
-      if (spec.slots[s].scalar) continue;
-      for (size_t d = 0; d < index.size(); ++d) row[s] += index[d] * sp.strides[s][d] * item[s];
-    }
-    for (int64_t first = 0; first < row_elements; first += kBlockElements) {
+  // The work is rows times blocks per row; each part takes a run of them,
+  // with a scratch of its own.
+  const int64_t blocks_per_row = (row_elements + kBlockElements - 1) / kBlockElements;
+  const int64_t units = sp.count / row_elements * blocks_per_row;
+  HostWorkers &workers = HostWorkers::shared();
+  const int parts =
+      int(std::min<int64_t>(workers.parts_for(sp.count * int64_t(steps_count)), units));
+  if (scratch.size() < scratch_bytes * size_t(parts)) scratch.resize(scratch_bytes * size_t(parts));
+  std::vector<uint32_t> flags(steps_count * size_t(parts), 0);
+
+  on_workers += workers.run(parts, [&](int part) {
+    uint8_t *my_scratch = scratch.data() + scratch_bytes * size_t(part);
+    uint32_t *my_flags = flags.data() + steps_count * size_t(part);
+    std::vector<char *> row(n), at(n);
+    std::vector<int64_t> step(n);
+    int64_t current_row = -1;
+    // FP status flags are sticky: cleared once, then read after each loop
+    // call and cleared again only when one was raised, so each is the step's
+    // own.
+    std::feclearexcept(FE_ALL_EXCEPT);
+    const int64_t end = units * (part + 1) / parts;
+    for (int64_t unit = units * part / parts; unit < end; ++unit) {
+      const int64_t r = unit / blocks_per_row, first = unit % blocks_per_row * kBlockElements;
+      if (r != current_row) {
+        // The row's start: its index over the outer dimensions, in C order.
+        current_row = r;
+        for (size_t s = 0; s < n; ++s) row[s] = base[s];
+        int64_t rest = r;
+        for (uint32_t d = rank > 1 ? rank - 1 : 0; d-- > 0;) {
+          const int64_t index = rest % sp.shape[d];
+          rest /= sp.shape[d];
+          for (size_t s = 0; s < n; ++s)
+            if (row[s] && !spec.slots[s].scalar) row[s] += index * sp.strides[s][d] * item[s];
+        }
+      }
       const int64_t count = std::min(kBlockElements, row_elements - first);
       // A slot's value is in memory until a step of this block writes it.
       for (size_t s = 0; s < n; ++s) {
         at[s] = row[s] ? row[s] + first * row_step[s] : nullptr;
         step[s] = row_step[s];
       }
-      for (size_t i = 0; i < spec.steps.size(); ++i) {
+      for (size_t i = 0; i < steps_count; ++i) {
         // The slots come from the kernel's step, the loop from the recorded
         // op: what NumPy's call asked for.
         const FusedKernelSpec::Step &st = spec.steps[i];
@@ -97,7 +121,7 @@ uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops
         for (uint32_t j = 0; j < operands; ++j) {
           const uint8_t s = st.slot[j];
           if (j >= nin && scratch_at[s] >= 0) {
-            at[s] = reinterpret_cast<char *>(scratch.data()) + scratch_at[s];
+            at[s] = reinterpret_cast<char *>(my_scratch) + scratch_at[s];
             step[s] = item[s];
           }
           args[j] = at[s];
@@ -108,18 +132,17 @@ uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops
         loop.run(recorded.op, nin, recorded.nout, dtypes, args, count, steps, &raised);
         raised |= host_fp_flags();
         if (raised) {
-          flags[i] |= raised;
+          my_flags[i] |= raised;
           std::feclearexcept(FE_ALL_EXCEPT);
         }
       }
     }
-    size_t d = index.size();
-    while (d > 0 && ++index[d - 1] == sp.shape[d - 1]) index[--d] = 0;
-    if (d == 0) break;
-  }
-  for (size_t i = 0; i < spec.steps.size(); ++i) {
+  });
+  for (size_t i = 0; i < steps_count; ++i) {
+    uint32_t raised = 0;
+    for (int part = 0; part < parts; ++part) raised |= flags[steps_count * size_t(part) + i];
     const RecordedOp &op = ops[k.ops[i]];
-    errors.note(op.spec.op, flags[i] & ~uint32_t(NPVK_FP_UNDERFLOW), op.thread);
+    errors.note(op.spec.op, raised & ~uint32_t(NPVK_FP_UNDERFLOW), op.thread);
   }
   return unwritten;
 }

@@ -27,8 +27,10 @@ bool replays_fused(const PlannedKernel &k);
 
 // Runs kernel `k` of `ops` block by block; `scratch` is reused between calls
 // (kept warm). FP exceptions raised by each step go to `errors` as that
-// step's op. Returns the bytes of contracted values, which it never wrote.
+// step's op. Returns the bytes of contracted values, which it never wrote;
+// adds the parts that host workers ran (host_workers.hpp) to `on_workers`.
 uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops,
-                      const HostLoop &loop, std::vector<uint8_t> &scratch, FpErrors &errors);
+                      const HostLoop &loop, std::vector<uint8_t> &scratch, FpErrors &errors,
+                      uint64_t &on_workers);
 
 }  // namespace npvk

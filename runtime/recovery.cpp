@@ -10,6 +10,7 @@
 #include "runtime/buffer.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/fused_replay.hpp"
+#include "runtime/host_workers.hpp"
 
 namespace npvk {
 namespace {
@@ -71,7 +72,7 @@ uint64_t Recovery::run(const std::vector<RecordedOp> &ops,
   // Kernels hold consecutive ops in order (an op over no elements has none).
   for (const PlannedKernel &k : kernels) {
     if (replays_fused(k)) {
-      unwritten += replay_fused(k, ops, loop_, scratch_, errors);
+      unwritten += replay_fused(k, ops, loop_, scratch_, errors, parts_on_workers_);
       continue;
     }
     for (size_t i : k.ops) replay_op(ops[i], errors);
@@ -110,44 +111,62 @@ bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, 
 }
 
 void Recovery::replay_elementwise(const RecordedOp &op, FpErrors &errors) {
-  {
-    const size_t n = op.operands.size();
-    npvk_dtype dtypes[kMaxOperands];
-    char *base[kMaxOperands];
-    int64_t item[kMaxOperands];
-    for (size_t k = 0; k < n; ++k) {
-      dtypes[k] = op.spec.operands[k].dtype;
-      base[k] = reinterpret_cast<char *>(host_address(op.operands[k]));
-      item[k] = int64_t(dtype_info(dtypes[k]).itemsize);
-    }
-    const IterationSpace &sp = op.space;
-    const uint32_t rank = sp.rank;
-    const int64_t inner = rank ? sp.shape[rank - 1] : sp.count;
-    int64_t steps[kMaxOperands]{};
-    for (size_t k = 0; k < n && rank; ++k) steps[k] = sp.strides[k][rank - 1] * item[k];
-    // An odometer over the outer dimensions, one inner-loop call per row.
-    std::vector<int64_t> index(rank > 1 ? rank - 1 : 0, 0);
-    uint32_t flags = 0;
+  const size_t n = op.operands.size();
+  npvk_dtype dtypes[kMaxOperands];
+  char *base[kMaxOperands];
+  int64_t item[kMaxOperands];
+  for (size_t k = 0; k < n; ++k) {
+    dtypes[k] = op.spec.operands[k].dtype;
+    base[k] = reinterpret_cast<char *>(host_address(op.operands[k]));
+    item[k] = int64_t(dtype_info(dtypes[k]).itemsize);
+  }
+  const IterationSpace &sp = op.space;
+  const uint32_t rank = sp.rank;
+  const int64_t inner = rank ? sp.shape[rank - 1] : sp.count;
+  if (inner <= 0) return;
+  int64_t steps[kMaxOperands]{};
+  for (size_t k = 0; k < n && rank; ++k) steps[k] = sp.strides[k][rank - 1] * item[k];
+
+  // One loop call per row, or, where there are fewer rows than parts, per
+  // piece of a row (a multiple of 2048 elements: the pieces keep the row's
+  // alignment, which picks NumPy's SIMD path).
+  const int64_t rows = sp.count / inner;
+  HostWorkers &workers = HostWorkers::shared();
+  const int wanted = workers.parts_for(sp.count);
+  const int64_t pieces_per_row = rows >= wanted ? 1 : (wanted + rows - 1) / rows;
+  const int64_t piece = (inner / pieces_per_row + 2047) / 2048 * 2048;
+  const int64_t pieces = pieces_per_row > 1 ? (inner + piece - 1) / piece : 1;
+  const int64_t units = rows * pieces;
+  const int parts = int(std::min<int64_t>(wanted, units));
+  std::vector<uint32_t> flags(size_t(parts), 0);
+  parts_on_workers_ += workers.run(parts, [&](int part) {
     // FP status flags are sticky: cleared once before the rows and read once
     // after them (per row, the two cost more than a 10-element loop).
     std::feclearexcept(FE_ALL_EXCEPT);
-    while (inner > 0) {
+    uint32_t raised_here = 0;
+    const int64_t end = units * (part + 1) / parts;
+    for (int64_t unit = units * part / parts; unit < end; ++unit) {
+      const int64_t first = pieces > 1 ? unit % pieces * piece : 0;
+      int64_t rest = unit / pieces;
       char *args[kMaxOperands];
-      for (size_t k = 0; k < n; ++k) {
-        args[k] = base[k];
-        for (size_t d = 0; d < index.size(); ++d) args[k] += index[d] * sp.strides[k][d] * item[k];
+      for (size_t k = 0; k < n; ++k) args[k] = base[k] + first * steps[k];
+      // The row's start: its index over the outer dimensions, in C order.
+      for (uint32_t d = rank > 1 ? rank - 1 : 0; d-- > 0;) {
+        const int64_t index = rest % sp.shape[d];
+        rest /= sp.shape[d];
+        for (size_t k = 0; k < n; ++k) args[k] += index * sp.strides[k][d] * item[k];
       }
       uint32_t raised = 0;
-      loop_.run(op.spec.op, op.spec.nin, op.spec.nout, dtypes, args, inner, steps, &raised);
-      flags |= raised;
-      size_t d = index.size();
-      while (d > 0 && ++index[d - 1] == sp.shape[d - 1]) index[--d] = 0;
-      if (d == 0) break;
+      loop_.run(op.spec.op, op.spec.nin, op.spec.nout, dtypes, args,
+                pieces > 1 ? std::min(piece, inner - first) : inner, steps, &raised);
+      raised_here |= raised;
     }
-    flags |= host_fp_flags();
-    flags &= ~uint32_t(NPVK_FP_UNDERFLOW);  // the device never reports it either
-    errors.note(op.spec.op, flags, op.thread);
-  }
+    flags[size_t(part)] = raised_here | host_fp_flags();
+  });
+  uint32_t raised = 0;
+  for (uint32_t f : flags) raised |= f;
+  raised &= ~uint32_t(NPVK_FP_UNDERFLOW);  // the device never reports it either
+  errors.note(op.spec.op, raised, op.thread);
 }
 
 npvk_failure_stats Recovery::stats() const {

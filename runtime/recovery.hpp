@@ -41,6 +41,8 @@ class Recovery {
   void set_host_loop(npvk_host_loop_fn fn, void *user) { loop_ = {fn, user}; }
   npvk_failure_stats &failures() { return failures_; }
   npvk_failure_stats stats() const;
+  // Parts of host runs that host workers ran, since the context was made.
+  uint64_t parts_on_workers() const { return parts_on_workers_; }
   // Runs `done` on the host if it can, and counts the failure.
   // `may_have_run`: the batch was (perhaps) submitted, so only work that is
   // safe to run twice is replayed. The replay's FP exceptions go to `errors`.
@@ -63,7 +65,9 @@ class Recovery {
   void replay_op(const RecordedOp &op, FpErrors &errors);
   void replay_elementwise(const RecordedOp &op, FpErrors &errors);
   HostLoop loop_;
-  std::vector<uint8_t> scratch_;  // replay_fused's blocks, kept warm between flushes
+  std::vector<uint8_t>
+      scratch_;  // replay_fused's blocks (a part's each), kept warm between flushes
+  uint64_t parts_on_workers_ = 0;
   npvk_failure_stats failures_{};
 };
 

@@ -373,6 +373,10 @@ typedef struct npvk_stats {
   /* Bytes of the host's runs (host_flushes) left unwritten: the values a
    * fused kernel contracts, kept in a scratch block instead. */
   uint64_t host_bytes_contracted;
+  /* Pieces of the host's runs (those, and replays of failed flushes) that
+   * npvk's host workers ran beside the flushing thread: NumPy's elementwise
+   * loops split over the cores (NPVK_HOST_THREADS; reductions are not split). */
+  uint64_t host_parts_on_workers;
 } npvk_stats;
 
 NPVK_API npvk_status npvk_context_get_stats(npvk_context ctx, npvk_stats *out);

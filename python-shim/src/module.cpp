@@ -249,6 +249,7 @@ PyObject *py_stats(PyObject *, PyObject *) {
     put(d, "host_flushes", PyLong_FromUnsignedLongLong(s.host_flushes));
     put(d, "ops_on_host", PyLong_FromUnsignedLongLong(s.host_ops));
     put(d, "host_bytes_contracted", PyLong_FromUnsignedLongLong(s.host_bytes_contracted));
+    put(d, "host_parts_on_workers", PyLong_FromUnsignedLongLong(s.host_parts_on_workers));
     // Whether binding took the device made ahead at enable() (prepare_binding).
     put(d, "device_prepared", PyBool_FromLong(s.device_prepared != 0));
     // The runtime's own counts of what it recorded and how it fused (bench/compare).

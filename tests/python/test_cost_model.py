@@ -132,24 +132,29 @@ _ROWS_CHILD = textwrap.dedent("""
         npvk.sync()
     s = npvk.stats()
     print(s["host_flushes"], s["flushes"], bool(np.array_equal(got, expected)),
-          any("overflow" in str(w.message) for w in caught))
+          any("overflow" in str(w.message) for w in caught), s["host_parts_on_workers"] > 0)
 """)
 
 
-def test_host_runs_of_broadcast_rows_give_numpys_bits_and_warnings(tmp_path):
+@pytest.mark.parametrize("threads", [1, 3])
+def test_host_runs_of_broadcast_rows_give_numpys_bits_and_warnings(tmp_path, threads):
     """An op over rows (a (1e5, 10) array less its column means: one NumPy
     loop call per row) replays with NumPy's loops, its FP status read once
     after all rows: an overflow in one middle row is still NumPy's warning,
-    and the results are NumPy's bits."""
-    assert _run_with_the_host_free(tmp_path, _ROWS_CHILD) == ["1", "0", "True", "True"]
+    and the results are NumPy's bits. With 3 host threads the rows are split
+    in three, and the overflow is in a worker's third."""
+    words = _run_with_the_host_free(tmp_path, _ROWS_CHILD, threads)
+    assert words == ["1", "0", "True", "True", str(threads > 1)]
 
 
-def _run_with_figures(tmp_path, child, *figures):
+def _run_with_figures(tmp_path, child, *figures, host_threads=None):
     """-> for each text of `figures`, the words `child` prints in a process
     whose cost model reads it (a first run measures the figures, which are
-    then replaced)."""
+    then replaced), with NPVK_HOST_THREADS=`host_threads` where given."""
     env = dict(os.environ, PYTHONPATH=NPVK_PYTHON_DIR, NPVK_CACHE_DIR=str(tmp_path),
                NPVK_COST_MODEL="1")
+    if host_threads:
+        env["NPVK_HOST_THREADS"] = str(host_threads)
     env.pop("NPVK", None)
     run = lambda: subprocess.run([sys.executable, "-c", child], env=env, text=True,
                                  capture_output=True, timeout=300)
@@ -165,10 +170,10 @@ def _run_with_figures(tmp_path, child, *figures):
     return words
 
 
-def _run_with_the_host_free(tmp_path, child):
+def _run_with_the_host_free(tmp_path, child, host_threads=None):
     """-> the words `child` prints in a process whose cost model finds the
     host free."""
-    return _run_with_figures(tmp_path, child, _figures_file(1e6, 0))[0]
+    return _run_with_figures(tmp_path, child, _figures_file(1e6, 0), host_threads=host_threads)[0]
 
 
 _FUSED_CHILD = textwrap.dedent("""
@@ -199,16 +204,20 @@ _FUSED_CHILD = textwrap.dedent("""
     s = npvk.stats()
     print(s["host_flushes"] > 0, s["host_bytes_contracted"] >= 4 * x0.nbytes,
           all(np.array_equal(g, e) for g, e in zip(got, expected)),
-          any("overflow" in str(m.message) for m in caught))
+          any("overflow" in str(m.message) for m in caught), s["host_parts_on_workers"] > 0)
 """)
 
 
-def test_host_runs_of_fused_kernels_write_no_temporaries(tmp_path):
+@pytest.mark.parametrize("threads", [1, 3])
+def test_host_runs_of_fused_kernels_write_no_temporaries(tmp_path, threads):
     """A fused kernel run on the host runs its steps block by block and keeps
     the values it contracts in scratch (runtime/fused_replay.cpp): the
     temporaries' bytes are never written, an overflow in one of them is still
-    NumPy's warning, and the results are NumPy's bits."""
-    assert _run_with_the_host_free(tmp_path, _FUSED_CHILD) == ["True"] * 4
+    NumPy's warning, and the results are NumPy's bits. With 3 host threads
+    the blocks are split in three, each with its scratch; the overflow (row
+    100 of 256) is in a worker's third."""
+    words = _run_with_the_host_free(tmp_path, _FUSED_CHILD, threads)
+    assert words == ["True"] * 4 + [str(threads > 1)]
 
 
 _MEASURED_CHILD = textwrap.dedent("""
@@ -266,14 +275,17 @@ _STRIDED_CHILD = textwrap.dedent("""
     got = work(np.array(x0))
     same = all(np.array_equal(g, e) and g.dtype == e.dtype for g, e in zip(got, expected))
     s = npvk.stats()
-    print(s["host_flushes"] > 0, same)
+    print(s["host_flushes"] > 0, same, s["host_parts_on_workers"] > 0)
 """)
 
 
-def test_host_runs_of_strided_casts_and_selects_give_numpys_bits(tmp_path):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_host_runs_of_strided_casts_and_selects_give_numpys_bits(tmp_path, threads):
     """Casts and np.where have no NumPy loop to replay with: the host runs
-    them itself, strided operands in contiguous blocks."""
-    assert _run_with_the_host_free(tmp_path, _STRIDED_CHILD) == ["True", "True"]
+    them itself, strided operands in contiguous blocks (split between the
+    host threads where there are two)."""
+    words = _run_with_the_host_free(tmp_path, _STRIDED_CHILD, threads)
+    assert words == ["True", "True", str(threads > 1)]
 
 
 def test_off_and_forced_mode_keep_everything_on_the_device(monkeypatch):
@@ -490,8 +502,8 @@ def test_figures_of_an_older_measurement_are_measured_again(tmp_path):
     first = run()
     assert first.stdout.split()[0] == "True", first.stderr
     (current,) = tmp_path.glob("cost-model-*.txt")
-    assert current.name.startswith("cost-model-v3-")
-    older = tmp_path / current.name.replace("cost-model-v3-", "cost-model-v2-")
+    assert current.name.startswith("cost-model-v4-")
+    older = tmp_path / current.name.replace("cost-model-v4-", "cost-model-v2-")
     older.write_text(_figures_file(0.01, 0.02).replace("host_pow_ns 0", "host_pow_ns 999"))
     assert "host_pow_ns 999" in older.read_text()
     current.unlink()
