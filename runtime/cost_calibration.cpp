@@ -58,6 +58,12 @@ CostParams Context::measure_costs() {
   // The measurement's own work is no part of the program's statistics.
   const npvk_stats saved_stats = stats_;
   const FlushWhere saved_where = where_;
+  // NumPy's loops on one thread, as NumPy runs them (Recovery::set_split).
+  recovery_.set_split(false);
+  struct SplitAgain {
+    Recovery &recovery;
+    ~SplitAgain() { recovery.set_split(true); }
+  } split_again{recovery_};
   // A page between neighbours: NumPy's SIMD loops take an output that ends
   // where an input starts as overlapping it, and run their scalar loop (a
   // power of two adjacent 8 MiB buffers measured 10 ns per element, against

@@ -8,7 +8,6 @@
 
 #include "compile/dtype.hpp"
 #include "compile/ops.hpp"
-#include "runtime/host_workers.hpp"
 
 namespace npvk {
 namespace {
@@ -41,13 +40,11 @@ double work_ns(Work w, double math_ns, double pow_ns) {
 // kept file stale. 2: power and exp measured on buffers a page apart (version
 // 1's host power was NumPy's scalar loop, 5-10x too slow, on this machine).
 // 3: the costs of narrow (1- and 2-byte) element accesses and of a dispatch
-// on the device. 4: the host's loops run on every core (host_workers.hpp);
-// the file is kept per count of host threads, which its host figures are of.
-constexpr int kFiguresVersion = 4;
+// on the device.
+constexpr int kFiguresVersion = 3;
 
 std::string params_path(const std::string &dir, const std::string &device_key) {
-  return dir + "/cost-model-v" + std::to_string(kFiguresVersion) + "-" + device_key + "-host" +
-         std::to_string(HostWorkers::shared().threads()) + ".txt";
+  return dir + "/cost-model-v" + std::to_string(kFiguresVersion) + "-" + device_key + ".txt";
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ bool replays_fused(const PlannedKernel &k) {
 
 uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops,
                       const HostLoop &loop, std::vector<uint8_t> &scratch, FpErrors &errors,
-                      uint64_t &on_workers) {
+                      bool split, uint64_t &on_workers) {
   const FusedKernelSpec &spec = k.spec;
   const IterationSpace &sp = k.space;
   const uint32_t rank = sp.rank;
@@ -74,7 +74,7 @@ uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops
   const int64_t units = sp.count / row_elements * blocks_per_row;
   HostWorkers &workers = HostWorkers::shared();
   const int parts =
-      int(std::min<int64_t>(workers.parts_for(sp.count * int64_t(steps_count)), units));
+      split ? int(std::min<int64_t>(workers.parts_for(sp.count * int64_t(steps_count)), units)) : 1;
   if (scratch.size() < scratch_bytes * size_t(parts)) scratch.resize(scratch_bytes * size_t(parts));
   std::vector<uint32_t> flags(steps_count * size_t(parts), 0);
 

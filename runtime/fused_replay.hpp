@@ -27,10 +27,11 @@ bool replays_fused(const PlannedKernel &k);
 
 // Runs kernel `k` of `ops` block by block; `scratch` is reused between calls
 // (kept warm). FP exceptions raised by each step go to `errors` as that
-// step's op. Returns the bytes of contracted values, which it never wrote;
-// adds the parts that host workers ran (host_workers.hpp) to `on_workers`.
+// step's op. Returns the bytes of contracted values, which it never wrote.
+// `split`: its blocks are shared among the host workers (host_workers.hpp),
+// and the parts they ran are added to `on_workers`.
 uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops,
                       const HostLoop &loop, std::vector<uint8_t> &scratch, FpErrors &errors,
-                      uint64_t &on_workers);
+                      bool split, uint64_t &on_workers);
 
 }  // namespace npvk

@@ -72,7 +72,7 @@ uint64_t Recovery::run(const std::vector<RecordedOp> &ops,
   // Kernels hold consecutive ops in order (an op over no elements has none).
   for (const PlannedKernel &k : kernels) {
     if (replays_fused(k)) {
-      unwritten += replay_fused(k, ops, loop_, scratch_, errors, parts_on_workers_);
+      unwritten += replay_fused(k, ops, loop_, scratch_, errors, split_, parts_on_workers_);
       continue;
     }
     for (size_t i : k.ops) replay_op(ops[i], errors);
@@ -132,7 +132,7 @@ void Recovery::replay_elementwise(const RecordedOp &op, FpErrors &errors) {
   // alignment, which picks NumPy's SIMD path).
   const int64_t rows = sp.count / inner;
   HostWorkers &workers = HostWorkers::shared();
-  const int wanted = workers.parts_for(sp.count);
+  const int wanted = split_ ? workers.parts_for(sp.count) : 1;
   const int64_t pieces_per_row = rows >= wanted ? 1 : (wanted + rows - 1) / rows;
   const int64_t piece = (inner / pieces_per_row + 2047) / 2048 * 2048;
   const int64_t pieces = pieces_per_row > 1 ? (inner + piece - 1) / piece : 1;

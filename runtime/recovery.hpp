@@ -43,6 +43,11 @@ class Recovery {
   npvk_failure_stats stats() const;
   // Parts of host runs that host workers ran, since the context was made.
   uint64_t parts_on_workers() const { return parts_on_workers_; }
+  // Whether runs split among the host workers (host_workers.hpp). The cost
+  // model's figures are measured unsplit: they price NumPy's own loops,
+  // which is what the host runs for reductions and bypassed calls, so a
+  // split flush only ever runs faster than its estimate.
+  void set_split(bool split) { split_ = split; }
   // Runs `done` on the host if it can, and counts the failure.
   // `may_have_run`: the batch was (perhaps) submitted, so only work that is
   // safe to run twice is replayed. The replay's FP exceptions go to `errors`.
@@ -68,6 +73,7 @@ class Recovery {
   std::vector<uint8_t>
       scratch_;  // replay_fused's blocks (a part's each), kept warm between flushes
   uint64_t parts_on_workers_ = 0;
+  bool split_ = true;
   npvk_failure_stats failures_{};
 };
 

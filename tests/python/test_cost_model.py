@@ -502,8 +502,8 @@ def test_figures_of_an_older_measurement_are_measured_again(tmp_path):
     first = run()
     assert first.stdout.split()[0] == "True", first.stderr
     (current,) = tmp_path.glob("cost-model-*.txt")
-    assert current.name.startswith("cost-model-v4-")
-    older = tmp_path / current.name.replace("cost-model-v4-", "cost-model-v2-")
+    assert current.name.startswith("cost-model-v3-")
+    older = tmp_path / current.name.replace("cost-model-v3-", "cost-model-v2-")
     older.write_text(_figures_file(0.01, 0.02).replace("host_pow_ns 0", "host_pow_ns 999"))
     assert "host_pow_ns 999" in older.read_text()
     current.unlink()
