@@ -48,6 +48,19 @@ int protection_of(ManagedMemory::State s) {
 // covers 512 pages; fewer faults and TLB misses in the kernels too.
 constexpr uint64_t kHugePage = 2ull << 20;
 
+// Linux 6.1's synchronous collapse into huge pages (older headers lack it;
+// older kernels answer EINVAL, and the advice alone stays).
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+// A zeroed array that this many flushes used is one a program steps in time
+// (a grid made by np.zeros): every flush changes its protection, a
+// page-table walk over 4 KiB pages, and its pages then pay for huge ones.
+// Heat and SOR at medium size ran 10-20% slower with their grids on 4 KiB
+// pages.
+constexpr uint32_t kFlushesBeforeHugePages = 3;
+
 // Bytes past a small array's end that no array uses. The kernel places a
 // new small mapping right below the last one, so an array whose size was a
 // multiple of the page size ended where the next one began, and NumPy takes
@@ -66,9 +79,21 @@ uint64_t mapping_size(uint64_t size, uint64_t page) {
   return mapped;
 }
 
+// Which pages a new mapping asks for. NumPy's own large arrays get
+// MADV_HUGEPAGE where it allocates them unfilled (np.empty, every ufunc's
+// output), and 4 KiB pages where calloc fills them (np.zeros, and so the
+// outputs of SciPy's filters): npvk does the same. In a guest whose balloon
+// takes back every free 2 MiB block at once, a huge page's first touch costs
+// 3-5 ms there, and the program that writes a zeroed array itself (SciPy's C
+// loops) gains nothing from it; 4 KiB pages come from the guest's fragments,
+// warm. scipy.ndimage's example, 12 rounds each: 0.75-0.80 s a run, steady,
+// against 0.77-1.01 s with huge zeroed arrays, by which run came before it
+// (docs/architecture.md, "Pages").
+enum class Pages { Huge, Small };
+
 // Maps `mapped` bytes read-write: private anonymous memory when fd < 0,
 // otherwise the shared pages of the file fd.
-uint8_t *map_pages(uint64_t mapped, int fd = -1) {
+uint8_t *map_pages(uint64_t mapped, int fd = -1, Pages pages = Pages::Huge) {
   const int kind = fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED;
   if (mapped < kHugePage) {
     void *p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, kind, fd, 0);
@@ -93,7 +118,7 @@ uint8_t *map_pages(uint64_t mapped, int fd = -1) {
   }
   // Advice only; shared memory gets huge pages only where the system's shmem
   // setting allows them.
-  if (process_options().huge_pages) madvise(q, mapped, MADV_HUGEPAGE);
+  if (process_options().huge_pages && pages == Pages::Huge) madvise(q, mapped, MADV_HUGEPAGE);
   return static_cast<uint8_t *>(q);
 }
 
@@ -103,13 +128,13 @@ uint8_t *map_pages(uint64_t mapped, int fd = -1) {
 // and waits for it instead of reading the pages half-written (lavapipe works
 // on host memory through the addresses it was given; protection is per
 // mapping, not per thread). Returns false where memfd is unavailable.
-bool map_pair(uint64_t mapped, uint8_t **user, uint8_t **alias) {
+bool map_pair(uint64_t mapped, uint8_t **user, uint8_t **alias, Pages pages = Pages::Huge) {
   int fd = memfd_create("npvk-array", MFD_CLOEXEC);
   if (fd < 0) return false;
   *user = *alias = nullptr;
   if (ftruncate(fd, off_t(mapped)) == 0) {
-    *user = map_pages(mapped, fd);
-    *alias = map_pages(mapped, fd);
+    *user = map_pages(mapped, fd, pages);
+    *alias = map_pages(mapped, fd, pages);
   }
   close(fd);  // the mappings keep the pages
   if (*user && *alias) {
@@ -262,7 +287,8 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
         released += unmap_oldest_spare();
   }
   uint8_t *p = nullptr, *alias = nullptr;
-  if (!wants_alias() || !map_pair(mapped, &p, &alias)) p = map_pages(mapped);
+  const Pages pages = zero ? Pages::Small : Pages::Huge;
+  if (!wants_alias() || !map_pair(mapped, &p, &alias, pages)) p = map_pages(mapped, -1, pages);
   if (!p)
     fail(NPVK_ERR_OUT_OF_HOST_MEMORY,
          "mmap of " + std::to_string(mapped) + " bytes failed: " + strerror(errno));
@@ -271,6 +297,7 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   a->alias = alias;
   a->size = size;
   a->mapped = mapped;
+  a->small_pages = pages == Pages::Small && mapped >= kHugePage && !alias;
   ContextLock lock(ctx_->mutex());
   {
     std::lock_guard<std::mutex> index(index_mutex_);
@@ -637,6 +664,7 @@ void ManagedMemory::after_flush() {
       continue;
     }
     a->queued = false;
+    if (a->small_pages && !a->freed && ++a->flushes == kFlushesBeforeHugePages) give_huge_pages(*a);
     // The host copy is current. With an alias the program's pages stay as
     // closed as the work left them, until the host touches them (open_for):
     // arrays that only device work uses, step after step, cost no mprotect
@@ -645,6 +673,13 @@ void ManagedMemory::after_flush() {
     if (a->buffer && a->buffer->zero_copy) a->state = State::Host;
     if (a->freed) release_allocation(*a);
   }
+}
+
+void ManagedMemory::give_huge_pages(Allocation &a) {
+  a.small_pages = false;
+  if (!process_options().huge_pages) return;
+  madvise(a.base, a.mapped, MADV_HUGEPAGE);
+  madvise(a.base, a.mapped, MADV_COLLAPSE);
 }
 
 void ManagedMemory::before_evict(Buffer &buffer) {

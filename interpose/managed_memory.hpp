@@ -51,6 +51,10 @@ class ManagedMemory : public MemoryObserver {
     bool freed = false;              // freed by the caller; unmapped after the flush
     uint64_t last_op = 0;            // Context::ops_recorded() at its last recorded use
     uint64_t spare_since = 0;        // when it became a spare (spare_clock_)
+    // Zero-filled at allocation, so mapped without huge pages (map_pages);
+    // given them after kFlushesBeforeHugePages flushes that used it.
+    bool small_pages = false;
+    uint32_t flushes = 0;
   };
 
   // The process-wide instance, or null before the first enable(). Inline:
@@ -141,6 +145,9 @@ class ManagedMemory : public MemoryObserver {
   void cut_to(Allocation &a, uint64_t mapped);
   // Releases the device buffer of `a`, if any (leaked in a fork's child).
   void drop_buffer(Allocation &a);
+  // Asks for huge pages for a small-page allocation now (and collapses its
+  // pages into them where the kernel can).
+  void give_huge_pages(Allocation &a);
   // Moves an allocation onto a new pair of mappings (its data copied).
   void give_alias(Allocation &a);
   // In the child of a fork: replaces the shared pages with a private copy.
