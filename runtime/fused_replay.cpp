@@ -72,13 +72,13 @@ uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops
   // with a scratch of its own.
   const int64_t blocks_per_row = (row_elements + kBlockElements - 1) / kBlockElements;
   const int64_t units = sp.count / row_elements * blocks_per_row;
-  HostWorkers &workers = HostWorkers::shared();
   const int parts =
-      split ? int(std::min<int64_t>(workers.parts_for(sp.count * int64_t(steps_count)), units)) : 1;
+      split ? int(std::min<int64_t>(HostWorkers::parts_of(sp.count * int64_t(steps_count)), units))
+            : 1;
   if (scratch.size() < scratch_bytes * size_t(parts)) scratch.resize(scratch_bytes * size_t(parts));
   std::vector<uint32_t> flags(steps_count * size_t(parts), 0);
 
-  on_workers += workers.run(parts, [&](int part) {
+  on_workers += HostWorkers::run_parts(parts, [&](int part) {
     uint8_t *my_scratch = scratch.data() + scratch_bytes * size_t(part);
     uint32_t *my_flags = flags.data() + steps_count * size_t(part);
     std::vector<char *> row(n), at(n);

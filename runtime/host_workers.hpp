@@ -43,11 +43,26 @@ class HostWorkers {
   // Parts worth making of `work` element-steps: one per thread, and none
   // smaller than kMinPartWork.
   int parts_for(int64_t work) const;
+  // The same for the process's pool, without asking for it (a lock and a
+  // getpid) where the work is too small to split: a host run calls this
+  // once per op or kernel, however small.
+  static int parts_of(int64_t work) {
+    return work < 2 * kMinPartWork ? 1 : shared().parts_for(work);
+  }
   // Runs task(0) .. task(parts - 1), part 0 on the caller, and returns when
   // all have; an exception thrown by a part is rethrown here. While another
   // run is in flight (another context's flush), all parts run on the caller.
   // Returns how many parts the workers ran.
   int run(int parts, const std::function<void(int part)> &task);
+  // run() on the process's pool, or task(0) alone for one part.
+  template <typename Task>
+  static int run_parts(int parts, const Task &task) {
+    if (parts <= 1) {
+      task(0);
+      return 0;
+    }
+    return shared().run(parts, task);
+  }
 
   // Element-steps (elements times loop calls over them) below which a part
   // costs more to hand over than it saves: waking a thread costs 10-50 us in

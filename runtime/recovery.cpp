@@ -131,15 +131,14 @@ void Recovery::replay_elementwise(const RecordedOp &op, FpErrors &errors) {
   // piece of a row (a multiple of 2048 elements: the pieces keep the row's
   // alignment, which picks NumPy's SIMD path).
   const int64_t rows = sp.count / inner;
-  HostWorkers &workers = HostWorkers::shared();
-  const int wanted = split_ ? workers.parts_for(sp.count) : 1;
+  const int wanted = split_ ? HostWorkers::parts_of(sp.count) : 1;
   const int64_t pieces_per_row = rows >= wanted ? 1 : (wanted + rows - 1) / rows;
   const int64_t piece = (inner / pieces_per_row + 2047) / 2048 * 2048;
   const int64_t pieces = pieces_per_row > 1 ? (inner + piece - 1) / piece : 1;
   const int64_t units = rows * pieces;
   const int parts = int(std::min<int64_t>(wanted, units));
   std::vector<uint32_t> flags(size_t(parts), 0);
-  parts_on_workers_ += workers.run(parts, [&](int part) {
+  parts_on_workers_ += HostWorkers::run_parts(parts, [&](int part) {
     // FP status flags are sticky: cleared once before the rows and read once
     // after them (per row, the two cost more than a 10-element loop).
     std::feclearexcept(FE_ALL_EXCEPT);
