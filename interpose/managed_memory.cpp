@@ -61,21 +61,25 @@ constexpr uint64_t kHugePage = 2ull << 20;
 // pages.
 constexpr uint32_t kFlushesBeforeHugePages = 3;
 
-// Bytes past a small array's end that no array uses. The kernel places a
-// new small mapping right below the last one, so an array whose size was a
-// multiple of the page size ended where the next one began, and NumPy takes
-// an output that ends where an input starts as overlapping it: its SIMD loops
-// then run their scalar loop, which is slower and, for exp and log, gives
-// other bits than NumPy's loops give malloc's arrays (a block header always
-// separates those). Huge-page mappings are placed 2 MiB apart (map_pages
-// reserves a huge page more than it keeps), and get no gap: their size is
-// what a mirrored device copy holds.
-constexpr uint64_t kGapAfterSmallArray = 64;
+// Bytes past every array's end that no array uses. The kernel places a new
+// mapping right below the last one, or fills a hole that fits it exactly, so
+// an array whose size was a multiple of the page size could end where the
+// next one began, and NumPy takes an output that ends where an input starts
+// as overlapping it: its SIMD loops then run their scalar loop, which is
+// slower and, for exp and log, gives other bits than NumPy's loops give
+// malloc's arrays (a block header always separates those). A small array's
+// mapping has the gap in its last page; a large one's is whole huge pages,
+// and one small page more where the array fills them (a 4 MiB array once
+// ended where a 2 MiB one, mapped in the hole a cut spare left, began).
+constexpr uint64_t kGapAfterArray = 64;
 
 uint64_t mapping_size(uint64_t size, uint64_t page) {
   const uint64_t bytes = size ? size : 1;
-  uint64_t mapped = (bytes + kGapAfterSmallArray + page - 1) / page * page;
-  if (mapped >= kHugePage) mapped = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  uint64_t mapped = (bytes + kGapAfterArray + page - 1) / page * page;
+  if (mapped >= kHugePage) {
+    mapped = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    if (mapped - bytes < kGapAfterArray) mapped += page;
+  }
   return mapped;
 }
 
