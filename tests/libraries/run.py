@@ -4,6 +4,7 @@
     /usr/bin/python3 tests/libraries/run.py            # the full selection (see README.md)
     /usr/bin/python3 tests/libraries/run.py --quick    # the CI selection (a few minutes)
     /usr/bin/python3 tests/libraries/run.py --suites scipy.ndimage dask.array
+    /usr/bin/python3 tests/libraries/run.py --suites pandas --modes plain npvk --repeat 3
 
 Each selected suite (test modules of the libraries installed for --python:
 Debian's python3-scipy, python3-dask, python3-pandas, python3-skimage,
@@ -22,12 +23,17 @@ reported as crashed; the tests it did not reach are not compared.
 
 Reports, per suite and mode: passed, failed (or error), skipped, crashed, wall
 time, and the "new failures": tests that pass plain and fail under that mode.
+With --repeat N, each suite runs its modes N times, in turn and in reverse
+order every other round (plain npvk, npvk plain, ...), so that a machine
+growing busier or quieter weighs on every mode alike; the wall time is the
+median of the N, and a test is a new failure if it is one in any round.
 Those listed in known_failures.txt (each with its reason) are reported as known;
 any other new failure makes the exit status 1.
 """
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -157,6 +163,8 @@ def main():
     ap.add_argument("--modes", nargs="*", default=list(MODES), help=f"of {', '.join(MODES)}")
     ap.add_argument("--pytest-args", default="", help="extra pytest arguments, one string")
     ap.add_argument("--suite-timeout", type=float, default=3600)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds per suite, modes in alternating order; wall = median")
     ap.add_argument("--summary", action="store_true", help="print one line only")
     args = ap.parse_args()
     args.out_dir = os.path.abspath(args.out_dir)
@@ -172,25 +180,34 @@ def main():
         if not paths:
             missing.append(suite)
             continue
-        results = {}
+        rounds = []  # each {mode: (outcomes, wall, crashed)}
+        for r in range(args.repeat):
+            results = {}
+            for mode in (args.modes if r % 2 == 0 else args.modes[::-1]):
+                results[mode] = run_suite(args, suite, paths, mode, args.out_dir)
+                if not args.summary:
+                    o, wall, crashed = results[mode]
+                    print(f"  {suite:14} {mode:7} {wall:7.1f} s  {len(o)} tests"
+                          f"{'  CRASHED' if crashed else ''}", flush=True)
+            rounds.append(results)
+        walls = {mode: statistics.median(r[mode][1] for r in rounds) for mode in args.modes}
         for mode in args.modes:
-            results[mode] = run_suite(args, suite, paths, mode, args.out_dir)
-            if not args.summary:
-                o, wall, crashed = results[mode]
-                print(f"  {suite:14} {mode:7} {wall:7.1f} s  {len(o)} tests"
-                      f"{'  CRASHED' if crashed else ''}", flush=True)
-        plain = results.get("plain", ({}, 0.0, False))[0]
-        for mode, (outcomes, wall, crashed) in results.items():
+            outcomes, _, crashed = rounds[0][mode]
             counts = {k: sum(1 for v in outcomes.values() if v == k)
                       for k in ("passed", "failed", "error", "skipped")}
-            new = sorted(t for t, v in outcomes.items()
-                         if v in BAD and plain.get(t) in ("passed", "xfailed"))
-            for t in new:
+            new = set()
+            for results in rounds:
+                plain = results.get("plain", ({}, 0.0, False))[0]
+                new |= {t for t, v in results[mode][0].items()
+                        if v in BAD and plain.get(t) in ("passed", "xfailed")}
+                crashed = crashed or results[mode][2]
+            unknown = 0
+            for t in sorted(new):
                 reason = known.get((suite, t)) or known.get((suite, t.split("[")[0]))
                 (known_seen if reason else new_failures).append((suite, mode, t, reason))
-            rows.append((suite, mode, counts, wall, crashed,
-                         sum(1 for t in new if not ((suite, t) in known or (suite, t.split("[")[0]) in known)),
-                         wall / results["plain"][1] if "plain" in results and results["plain"][1] else None))
+                unknown += not reason
+            rows.append((suite, mode, counts, walls[mode], crashed, unknown,
+                         walls[mode] / walls["plain"] if walls.get("plain") else None))
 
     crashes = [(r[0], r[1]) for r in rows if r[4]]
     if args.summary:
@@ -206,6 +223,8 @@ def main():
             print(f"{suite:14} {mode:7} {c['passed']:7} {c['failed'] + c['error']:7} {c['skipped']:7}"
                   f" {new:4} {'yes' if crashed else '':>5} {wall:8.1f} "
                   f"{(f'{ratio:.2f}') if ratio else '':>7}")
+        if args.repeat > 1:
+            print(f"(wall: median of {args.repeat} rounds; counts: the first round)")
         for suite, mode, t, reason in known_seen:
             print(f"known   {suite} [{mode}] {t}  # {reason}")
         for suite, mode, t, _ in new_failures:
