@@ -2,6 +2,7 @@
 // model keeps on the host; failure counts, and fault injection for tests.
 #include "capi/capi_common.hpp"
 #include "runtime/fault_injection.hpp"
+#include "runtime/host_workers.hpp"
 #include "runtime/recovery.hpp"
 
 using namespace npvk;
@@ -66,6 +67,7 @@ NPVK_API npvk_status npvk_context_get_cost_model(npvk_context h, int measure,
     m.device_make_ns = ctx->device_make_ns();
     m.flushes_awaiting_device = ctx->flushes_awaiting_device();
     m.device_made = ctx->device_made() ? 1 : 0;
+    m.host_threads = uint32_t(HostWorkers::shared().threads());
     copy_sized(out, m);
   });
 }

@@ -402,10 +402,11 @@ static void print_json(const report *r) {
     printf(
         "{\"device_flush_ns\": %g, \"device_ns_per_byte\": %g, \"device_math_ns\": %g, "
         "\"device_pow_ns\": %g, \"device_narrow_ns\": %g, \"device_dispatch_ns\": %g, "
-        "\"host_ns_per_byte\": %g, \"host_math_ns\": %g, \"host_pow_ns\": %g},\n",
+        "\"host_ns_per_byte\": %g, \"host_math_ns\": %g, \"host_pow_ns\": %g, "
+        "\"host_threads\": %u},\n",
         c->device_flush_ns, c->device_ns_per_byte, c->device_math_ns, c->device_pow_ns,
         c->device_narrow_ns, c->device_dispatch_ns, c->host_ns_per_byte, c->host_math_ns,
-        c->host_pow_ns);
+        c->host_pow_ns, c->host_threads);
   } else {
     printf("null,\n");
   }
@@ -451,8 +452,10 @@ static void print_text_cost_model(const report *r) {
       "narrow access %.2f ns\n",
       c->device_flush_ns / 1e3, c->device_dispatch_ns / 1e3, c->device_ns_per_byte,
       c->device_math_ns, c->device_pow_ns, c->device_narrow_ns);
-  printf("  host (NumPy's loops): %.4f ns per byte, exp %.2f ns, pow %.2f ns\n",
+  printf("  host (NumPy's loops, one thread): %.4f ns per byte, exp %.2f ns, pow %.2f ns\n",
          c->host_ns_per_byte, c->host_math_ns, c->host_pow_ns);
+  printf("  host threads: %u (elementwise work kept on the host is split over them)\n",
+         c->host_threads);
 }
 
 /* Without a loader there is nothing to list; say why in the form the caller

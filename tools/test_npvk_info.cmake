@@ -50,6 +50,9 @@ if(MODE STREQUAL "text")
     expect("the chosen device is named" out MATCHES "npvk uses device [0-9]+: ")
     expect("the chosen device is marked" out MATCHES "<- npvk uses this one")
     expect("NPVK_DEVICE is explained" out MATCHES "NPVK_DEVICE")
+    if(out MATCHES "Cost model \\(measured")
+      expect("the host threads are listed" out MATCHES "host threads: [1-9]")
+    endif()
     foreach(field IN ITEMS "float64" "float16" "int64" "int16" "int8" "8-bit storage"
                            "16-bit storage" "buffer device address" "host memory import"
                            "timestamps" "unified memory" "push constants" "max allocation"

@@ -769,7 +769,10 @@ typedef struct npvk_cost_model {
   double device_make_ns;
   uint64_t flushes_awaiting_device;
   uint32_t device_made;
-  uint32_t reserved2;
+  /* Threads a flush run on the host splits NumPy's elementwise loops over,
+   * the caller's included (NPVK_HOST_THREADS; default one per usable core).
+   * The host figures above are one thread's. */
+  uint32_t host_threads;
 } npvk_cost_model;
 
 /* The cost model's figures; `measure` != 0 measures them now if they are

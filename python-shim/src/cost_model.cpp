@@ -197,8 +197,8 @@ PyObject *py_cost_model(PyObject *, PyObject *measure) {
   }
   if (st != NPVK_SUCCESS) Py_RETURN_NONE;
   return Py_BuildValue(
-      "{s:O,s:O,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:K,s:K,s:O,s:d,s:K}", "enabled",
-      m.enabled ? Py_True : Py_False, "measured", m.measured ? Py_True : Py_False,
+      "{s:O,s:O,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:K,s:K,s:O,s:d,s:K,s:I}",
+      "enabled", m.enabled ? Py_True : Py_False, "measured", m.measured ? Py_True : Py_False,
       "device_flush_ns", m.device_flush_ns, "device_ns_per_byte", m.device_ns_per_byte,
       "device_math_ns", m.device_math_ns, "device_pow_ns", m.device_pow_ns, "device_narrow_ns",
       m.device_narrow_ns, "device_dispatch_ns", m.device_dispatch_ns, "host_ns_per_byte",
@@ -207,7 +207,8 @@ PyObject *py_cost_model(PyObject *, PyObject *measure) {
       (unsigned long long)m.flushes_weighed, "host_streak", (unsigned long long)m.host_streak,
       "measured_estimates", (unsigned long long)m.measured_estimates, "device_made",
       m.device_made ? Py_True : Py_False, "device_make_ns", m.device_make_ns,
-      "flushes_awaiting_device", (unsigned long long)m.flushes_awaiting_device);
+      "flushes_awaiting_device", (unsigned long long)m.flushes_awaiting_device, "host_threads",
+      (unsigned int)m.host_threads);
 }
 
 }  // namespace npvk_shim

@@ -204,7 +204,8 @@ _FUSED_CHILD = textwrap.dedent("""
     s = npvk.stats()
     print(s["host_flushes"] > 0, s["host_bytes_contracted"] >= 4 * x0.nbytes,
           all(np.array_equal(g, e) for g, e in zip(got, expected)),
-          any("overflow" in str(m.message) for m in caught), s["host_parts_on_workers"] > 0)
+          any("overflow" in str(m.message) for m in caught), s["host_parts_on_workers"] > 0,
+          npvk.cost_model(measure=False)["host_threads"])
 """)
 
 
@@ -215,9 +216,10 @@ def test_host_runs_of_fused_kernels_write_no_temporaries(tmp_path, threads):
     temporaries' bytes are never written, an overflow in one of them is still
     NumPy's warning, and the results are NumPy's bits. With 3 host threads
     the blocks are split in three, each with its scratch; the overflow (row
-    100 of 256) is in a worker's third."""
+    100 of 256) is in a worker's third. The cost model reports the threads
+    (npvk-info prints them)."""
     words = _run_with_the_host_free(tmp_path, _FUSED_CHILD, threads)
-    assert words == ["True"] * 4 + [str(threads > 1)]
+    assert words == ["True"] * 4 + [str(threads > 1), str(threads)]
 
 
 _MEASURED_CHILD = textwrap.dedent("""
