@@ -67,3 +67,18 @@ foreach(kind LIBDIR INCLUDEDIR)
 endforeach()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/npvk.pc.in ${PROJECT_BINARY_DIR}/npvk.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/npvk.pc DESTINATION ${npvk_pc_dir})
+
+# A prefix in the dynamic linker's search list (/usr/local/lib on Debian) needs
+# its cache refreshed before programs find a new libnpvk.so.1 there; other
+# prefixes are found through run paths (npvk-info's, npvk.pc's). Only root can
+# refresh it, and a staged install (DESTDIR) is not where it will run.
+install(CODE [[
+  find_program(npvk_ldconfig ldconfig PATHS /sbin /usr/sbin NO_CACHE)
+  execute_process(COMMAND id -u OUTPUT_VARIABLE npvk_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(npvk_ldconfig AND npvk_uid STREQUAL "0" AND "$ENV{DESTDIR}" STREQUAL "")
+    execute_process(COMMAND "${npvk_ldconfig}" RESULT_VARIABLE npvk_ldconfig_rc)
+    if(NOT npvk_ldconfig_rc EQUAL 0)
+      message(WARNING "ldconfig failed (${npvk_ldconfig_rc}): run it before using libnpvk")
+    endif()
+  endif()
+]])

@@ -8,7 +8,7 @@ bash scripts/install-deps.sh
 bash scripts/build.sh
 prefix="${PREFIX:-$PWD/install}"
 cmake --install "${BUILD_DIR:-build}" --prefix "$prefix"
-export LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+# npvk-info finds libnpvk through its run path: no LD_LIBRARY_PATH, as for a user.
 "$prefix/bin/npvk-info"
 pydir=$(ls -d "$prefix"/lib/python3*/dist-packages 2>/dev/null | head -n 1)
 echo

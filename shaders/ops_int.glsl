@@ -113,6 +113,15 @@ NPVK_UT npvk_magnitude(NPVK_T a) {
 #endif
 }
 
+// The unsigned gcd of a width is shared by its signed and unsigned types
+// (int64 and uint64 in one kernel: a second body would not compile), so the
+// first instantiation of that width defines it.
+#if (NPVK_BITS == 64 && !defined(NPVK_HAVE_GCD_UNSIGNED_64)) || (NPVK_BITS == 32 && !defined(NPVK_HAVE_GCD_UNSIGNED_32))
+#if NPVK_BITS == 64
+#define NPVK_HAVE_GCD_UNSIGNED_64
+#else
+#define NPVK_HAVE_GCD_UNSIGNED_32
+#endif
 NPVK_UT npvk_gcd_unsigned(NPVK_UT a, NPVK_UT b) {
   while (a != NPVK_UT(0)) {
     NPVK_UT c = a;
@@ -121,6 +130,7 @@ NPVK_UT npvk_gcd_unsigned(NPVK_UT a, NPVK_UT b) {
   }
   return b;
 }
+#endif
 
 NPVK_T npvk_gcd(NPVK_T a, NPVK_T b) {
   return NPVK_T(npvk_gcd_unsigned(npvk_magnitude(a), npvk_magnitude(b)));

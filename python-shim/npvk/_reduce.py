@@ -136,11 +136,15 @@ def _streamed_sum(ufunc, array, axes):
     return inner in axes
 
 
-def _managed_empty(shape, dtype):
-    # Managed even when small, so that the device writes it in place.
+def _managed_result(array, shape, dtype):
+    """An uninitialised result laid out as NumPy lays out a reduction's or an
+    accumulation's: in the input's memory order (order 'K'), over `shape` (the
+    input's, with reduced axes 1), so that a Fortran-ordered input gives a
+    Fortran-ordered result. Managed even when small, so that the device writes
+    it in place."""
     saved = _native.force_managed(True)
     try:
-        return _np.empty(shape, dtype)
+        return _np.empty_like(array, dtype=dtype, shape=shape, subok=False)
     finally:
         _native.force_managed(saved)
 
@@ -158,7 +162,7 @@ def _accumulate(ufunc, array, axis=0, dtype=None, out=None):
     why = _native.reduce_stays_on_host(array, False)  # a scan: several passes
     if why is not None:
         raise _Decline(why)
-    result = _managed_empty(array.shape, res_dt)
+    result = _managed_result(array, array.shape, res_dt)
     reason = _native.accumulate(opcode, array, in_code, result, out_code, axis)
     if reason is not None:
         raise _Decline(reason)
@@ -187,7 +191,7 @@ def _reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=
     if why is not None:
         raise _Decline(why)
     keep_shape = tuple(1 if d in axes else n for d, n in enumerate(array.shape))
-    result = _managed_empty(keep_shape, res_dt)
+    result = _managed_result(array, keep_shape, res_dt)
     reason = _native.reduce(opcode, array, in_code, result, out_code, axes, init_bytes,
                             _sum_block(array.dtype, res_dt))
     if reason is not None:

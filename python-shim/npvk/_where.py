@@ -31,6 +31,21 @@ def _python_ints_fit(dtype, *values):
     return all(info.min <= v <= info.max for v in values if type(v) is int)
 
 
+# NumPy 1.x's where converts x and y to arrays before it promotes them, so a
+# Python scalar is a 0-d array there: value-based under legacy promotion (as
+# the scalar would be), but strong under NPY_PROMOTION_STATE=weak
+# (np.where(c, float32_array, 1.5) is float64). NumPy 2's where keeps Python
+# scalars weak.
+_SCALARS_AS_ARRAYS = int(_np.__version__.split(".")[0]) < 2
+
+
+def _promoted(x, y):
+    """x and y as NumPy's where promotes them."""
+    if _SCALARS_AS_ARRAYS:
+        return _np.asarray(x), _np.asarray(y)
+    return x, y
+
+
 def where(*args, **kwargs):
     if len(args) == 3 and not kwargs:
         condition, x, y = args
@@ -40,7 +55,7 @@ def where(*args, **kwargs):
                     and max(a.nbytes for a in arrays) >= _min_bytes()
                     and _np.asarray(condition).dtype.kind in _CONDITION_KINDS):
                 try:
-                    dtype = _np.result_type(x, y)
+                    dtype = _np.result_type(*_promoted(x, y))
                 except TypeError:
                     dtype = None
                 if (dtype is not None and dtype.char in _TYPES and dtype.isnative
@@ -48,9 +63,9 @@ def where(*args, **kwargs):
                     t = dtype.char
                     # 'unsafe' casts only the condition (to its truth value);
                     # x and y cast safely to their result type.
-                    # np.where allocates its result in C order, whatever the inputs'.
-                    return _ufunc(condition, x, y, signature=("?", t, t, t), casting="unsafe",
-                                  order="C")
+                    # np.where allocates its result in the operands' memory order
+                    # (NpyIter's KEEPORDER), as a ufunc's order="K" does.
+                    return _ufunc(condition, x, y, signature=("?", t, t, t), casting="unsafe")
     return _original(*args, **kwargs)
 
 

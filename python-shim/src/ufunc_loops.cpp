@@ -164,6 +164,78 @@ const char *failure_reason(npvk_status st, const char *otherwise) {
   return otherwise;
 }
 
+// How an input's n elements (from `in`, step si, size ii) meet an output's
+// (from `out`, step so, size io) in a loop that runs in index order, as
+// NumPy's loops do.
+enum class Meeting { Apart, ReadsFirst, Recurrence };
+Meeting meeting(const char *in, npy_intp si, int64_t ii, const char *out, npy_intp so, int64_t io,
+                npy_intp n) {
+  const auto lo = [n](const char *p, npy_intp step) {
+    return p + std::min<npy_intp>(0, step * (n - 1));
+  };
+  const auto hi = [n](const char *p, npy_intp step, int64_t size) {
+    return p + std::max<npy_intp>(0, step * (n - 1)) + size;
+  };
+  if (hi(in, si, ii) <= lo(out, so) || hi(out, so, io) <= lo(in, si)) return Meeting::Apart;
+  // Element i is read before any write reaches it when the reads run ahead
+  // of the writes, in the loop's direction, at least as fast: every write j
+  // < i then lies a whole element behind read i. NumPy's iterator leaves
+  // such overlaps to its loops (sin(x[::2], out=x[:50])); the rest it copies
+  // first, except where NumPy means a recurrence (accumulate's loop reads
+  // the output one element back).
+  const int64_t size = std::max(ii, io);
+  const bool ahead =
+      so > 0 ? in >= out && si >= so && so >= size : so < 0 && in <= out && si <= so && -so >= size;
+  return ahead ? Meeting::ReadsFirst : Meeting::Recurrence;
+}
+
+// The loop's op on copies of the inputs that share memory with an output
+// without being its elements exactly (npvk_apply refused them), where NumPy's
+// loop, in index order, would read each such element before writing over it:
+// then copying first gives its result. Recorded on the device rather than run
+// by NumPy's loop, because the same call without the overlap runs on the
+// device and the two must give the same bits (NumPy's test_sincos_overlaps).
+// A recurrence (an input behind the output) stays NumPy's: the caller counts
+// "overlap". Each copy is a managed block freed at once (unmapped after the
+// queued work that reads it has run).
+npvk_status apply_on_copies(const Slot &s, char **args, npy_intp n, const npy_intp *steps,
+                            npvk_view *views) {
+  std::array<npvk_view, kMaxOperands> inputs{};
+  std::array<void *, kMaxOperands> copies{};
+  npvk_status st = NPVK_SUCCESS;
+  bool copied = false;
+  for (int k = 0; k < s.nin && st == NPVK_SUCCESS; ++k) {
+    inputs[size_t(k)] = views[k];
+    if (steps[k] == 0) continue;  // a scalar: a push constant already
+    bool meets = false;
+    for (int o = s.nin; o < s.nin + s.nout && st == NPVK_SUCCESS; ++o) {
+      const Meeting m = meeting(args[k], steps[k], s.itemsizes[size_t(k)], args[o], steps[o],
+                                s.itemsizes[size_t(o)], n);
+      if (m == Meeting::Recurrence) st = NPVK_ERR_INVALID_ARGUMENT;
+      meets = meets || m == Meeting::ReadsFirst;
+    }
+    if (!meets || st != NPVK_SUCCESS) continue;
+    const int64_t bytes = int64_t(n) * s.itemsizes[size_t(k)];
+    st = npvk_managed_alloc(uint64_t(bytes), 0, &copies[size_t(k)]);
+    npvk_view copy{0};
+    int64_t shape = n;
+    if (st == NPVK_SUCCESS)
+      st = npvk_managed_view(copies[size_t(k)], s.dtypes[size_t(k)], 1, &shape, nullptr, &copy);
+    if (st == NPVK_SUCCESS) st = npvk_apply(context(), NPVK_OP_CAST, 1, &views[k], 1, &copy);
+    if (copy.id) inputs[size_t(k)] = copy;
+    copied = true;
+  }
+  if (st == NPVK_SUCCESS)
+    st = copied ? npvk_apply(context(), s.op, uint32_t(s.nin), inputs.data(), uint32_t(s.nout),
+                             views + s.nin)
+                : NPVK_ERR_INVALID_ARGUMENT;
+  for (int k = 0; k < s.nin; ++k) {
+    if (inputs[size_t(k)].id != views[k].id) npvk_view_release(inputs[size_t(k)]);
+    if (copies[size_t(k)]) npvk_managed_free(copies[size_t(k)]);
+  }
+  return st;
+}
+
 // Records the loop on the device; returns the reason it cannot, or null.
 const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
   const int count = s.nin + s.nout;
@@ -234,6 +306,7 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   if (!reason) {
     npvk_status st = npvk_apply(context(), s.op, uint32_t(s.nin), views.data(), uint32_t(s.nout),
                                 views.data() + s.nin);
+    if (st == NPVK_ERR_INVALID_ARGUMENT) st = apply_on_copies(s, args, n, steps, views.data());
     if (st == NPVK_ERR_INVALID_ARGUMENT)
       reason = "overlap";
     else if (st != NPVK_SUCCESS)

@@ -1,5 +1,5 @@
 # Driver of the install_consumer test (see CMakeLists.txt beside it): installs
-# BUILD_DIR into WORK_DIR/prefix, then builds and runs the installed C example
+# BUILD_DIR into WORK_DIR/install, then builds and runs the installed C example
 # against that prefix through find_package(npvk), and the C and Fortran examples
 # through pkg-config.
 cmake_minimum_required(VERSION 3.21)  # find_program(NO_CACHE)
@@ -10,7 +10,9 @@ foreach(var BUILD_DIR WORK_DIR GENERATOR C_COMPILER LIBDIR BINDIR INCLUDEDIR DAT
   endif()
 endforeach()
 
-set(prefix "${WORK_DIR}/prefix")
+# Named "install", as run-main.sh's default prefix is, so that the README's
+# commands run here as written (see the end).
+set(prefix "${WORK_DIR}/install")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
@@ -63,9 +65,10 @@ foreach(path IN LISTS installed_files)
   expect_file("${path}")
 endforeach()
 
-# Installed binaries carry no build-tree RPATH: what a user of the prefix needs.
-set(run_env "LD_LIBRARY_PATH=${prefix}/${LIBDIR}" "NPVK_CACHE_DIR=${CACHE_DIR}"
-            "NPVK_VALIDATION=1")
+# Installed binaries carry no build-tree RPATH, and need no LD_LIBRARY_PATH:
+# npvk-info finds the library through its run path ($ORIGIN/../lib), as
+# programs linked through pkg-config do through theirs.
+set(run_env "LD_LIBRARY_PATH=" "NPVK_CACHE_DIR=${CACHE_DIR}" "NPVK_VALIDATION=1")
 run("installed npvk-info" COMMAND "${prefix}/${BINDIR}/npvk-info" --help ENV ${run_env})
 
 # The installed files must not point back into the build or source tree, or the
@@ -82,6 +85,28 @@ foreach(file IN LISTS package_files)
     endif()
   endforeach()
 endforeach()
+
+# -- the README's C example, as written there -----------------------------------
+# The block between its c-example markers runs in a directory holding the
+# prefix as install/ and the examples as examples/ (the repository root's
+# layout after run-main.sh), with no LD_LIBRARY_PATH.
+get_filename_component(readme "${CMAKE_CURRENT_LIST_DIR}/../../README.md" ABSOLUTE)
+file(READ "${readme}" readme_text)
+string(REGEX MATCH "<!-- BEGIN c-example[^\n]*-->\n```sh\n(.*)```\n<!-- END c-example -->"
+       readme_block "${readme_text}")
+if(NOT CMAKE_MATCH_1)
+  message(FATAL_ERROR "README.md has no c-example block")
+endif()
+file(WRITE "${WORK_DIR}/readme_c_example.sh" "set -e\n${CMAKE_MATCH_1}")
+if(NOT EXISTS "${WORK_DIR}/examples")
+  file(CREATE_LINK "${examples}" "${WORK_DIR}/examples" SYMBOLIC)
+endif()
+if(INCLUDEDIR STREQUAL "include" AND LIBDIR STREQUAL "lib" AND BINDIR STREQUAL "bin")
+  run("the README's C example" COMMAND sh "${WORK_DIR}/readme_c_example.sh" ENV ${run_env}
+      "PKG_CONFIG_PATH=" ALLOW_SKIP)
+else()
+  message(STATUS "install dirs other than the README's: its C example is not run as written")
+endif()
 
 # -- consumer 1: find_package(npvk) --------------------------------------------
 set(cmake_build "${WORK_DIR}/cmake-consumer")

@@ -14,7 +14,8 @@ N = 5000
 
 def run_both(fn, *arrays):
     """fn(*arrays) with npvk off (on copies) and on; returns (actual, expected)."""
-    expected = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in arrays])
+    # order="K": the copies keep the layouts np.array gives the managed ones.
+    expected = fn(*[a.copy(order="K") if isinstance(a, np.ndarray) else a for a in arrays])
     with npvk_enabled(min_bytes=0):
         device_arrays = [np.array(a) if isinstance(a, np.ndarray) else a for a in arrays]
         actual = fn(*device_arrays)
