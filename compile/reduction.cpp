@@ -127,7 +127,11 @@ void plan_sum_order(ReduceOp &r, int64_t sum_block, int64_t invocations, int64_t
     r.order = SumOrder::Pairwise;
     r.spec.mode = ReduceMode::Pairwise;
     r.chunks = 1;
-  } else if (step > 0 && smallest_kept != 0 && smallest_kept < step && r.reduced <= loop_budget) {
+  } else if (step != 0 && smallest_kept != 0 && smallest_kept < (step < 0 ? -step : step) &&
+             r.reduced <= loop_budget) {
+    // A reversed reduced axis too (a[::-1].sum(0)): NumPy's reduction keeps
+    // its strides' signs (NPY_ITER_DONT_NEGATE_STRIDES), so it adds in index
+    // order, as this kernel does.
     r.order = SumOrder::Sequential;
     r.spec.mode = ReduceMode::PerThread;
     r.spec.in_order = true;

@@ -64,6 +64,16 @@ def test_outer_axes_add_in_order(dtype, shape, axis):
     same_on_device(lambda a: a.mean(axis=axis), x)
 
 
+@pytest.mark.parametrize("dtype", ["f4", "f8"])
+def test_reversed_outer_axes_add_in_index_order(dtype):
+    # NumPy's reduction keeps negative strides (it does not flip the axis to
+    # memory order), so a[::-1].sum(0) adds the rows last to first in memory.
+    x = wide((500, 300), dtype, seed=11)
+    same_on_device(lambda a: a[::-1].sum(axis=0), x)
+    same_on_device(lambda a: a[::-2, ::-1].mean(axis=0), x)
+    same_on_device(lambda a: a[::-1].reshape(50, 10, 300)[:, ::-1].sum(axis=1), x)
+
+
 def test_cast_sums_and_views():
     # float32 summed in float64: NumPy casts a buffer at a time, so its blocks
     # are np.getbufsize() long under every version.
