@@ -484,6 +484,7 @@ void ManagedMemory::unmap(Allocation &a) {
   drop_buffer(a);
   munmap(a.base, a.mapped);
   if (a.alias) munmap(a.alias, a.mapped);
+  for (uint8_t *page : a.fillers) munmap(page, page_);
   delete &a;
 }
 
@@ -807,10 +808,10 @@ void ManagedMemory::syscall_access(const void *ptr, uint64_t size, bool write) {
   ++stats_.syscalls_guarded;
 }
 
-bool ManagedMemory::handle_fault(void *addr, bool write) {
+bool ManagedMemory::handle_fault(void *addr, bool write, bool unmapped) {
   ContextLock lock(ctx_->mutex());
   Allocation *a = find(addr);
-  if (!a) return false;
+  if (!a) return unmapped && !write && fill_hole(addr);
   ++stats_.faults;
   if (a->state == State::Host) {
     // Current pages left closed after device work, or another thread made
@@ -826,6 +827,47 @@ bool ManagedMemory::handle_fault(void *addr, bool write) {
   }
   if (ctx_->stats().flushes != flushes)
     note_sync(&npvk_managed_stats::host_syncs_fault, NPVK_SYNC_FAULT);
+  return true;
+}
+
+bool ManagedMemory::fill_hole(const void *addr) {
+  // Libraries read a little past the arrays they are given, and before
+  // them: a SIMD tail, or one element past a strided vector. OpenBLAS
+  // 0.3.21's cgemv_n (Debian 12's; fixed upstream after OpenMathLib/OpenBLAS
+  // issue 5000) reads x[n] at x + n * incx, and LAPACK's ?lahef passes it a
+  // row of its workspace, so ?hetrf read up to one leading dimension past
+  // the workspace NumPy allocated (scipy.linalg.ldl). Next to a malloc'd
+  // block such a read finds heap memory, and the program never notices;
+  // each managed array is a mapping of its own, and where the kernel left a
+  // hole next to it (a neighbour unmapped) the read killed the process.
+  // A read-only zero page there lets it go on. Only near a managed mapping
+  // (within its own length: an over-read of one element of a strided
+  // vector lands at most one stride, a leading dimension of the array, past
+  // it) and only for reads; any other fault stays the program's own.
+  const auto key = reinterpret_cast<uintptr_t>(addr);
+  Allocation *near = nullptr;
+  auto above = allocations_.upper_bound(key);
+  if (above != allocations_.begin()) {
+    Allocation *below = std::prev(above)->second;
+    const uintptr_t end = reinterpret_cast<uintptr_t>(below->base) + below->mapped;
+    if (!below->freed && key >= end && key - end < below->mapped) near = below;
+  }
+  if (!near && above != allocations_.end()) {
+    Allocation *next = above->second;
+    if (!next->freed && above->first - key <= next->mapped) near = next;
+  }
+  if (!near) return false;
+  auto *page = reinterpret_cast<uint8_t *>(key & ~uintptr_t(page_ - 1));
+  // MAP_FIXED_NOREPLACE: never over a mapping another thread made since the
+  // fault. That one answers EEXIST, and the access retries on it.
+  void *p = mmap(page, page_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED) return errno == EEXIST;
+  if (p != page) {
+    // A kernel before 4.17 takes the flag for a hint and maps elsewhere.
+    munmap(p, page_);
+    return false;
+  }
+  near->fillers.push_back(page);
   return true;
 }
 
@@ -951,6 +993,7 @@ void ManagedMemory::after_fork_child() {
     Allocation &a = *entry.second;
     if (a.buffer) new std::shared_ptr<Buffer>(std::move(a.buffer));
     munmap(a.base, a.mapped);  // nobody's memory; the alias was not inherited
+    for (uint8_t *page : a.fillers) munmap(page, page_);
     delete &a;
   }
   mm->spare_.clear();

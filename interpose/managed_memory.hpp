@@ -55,6 +55,9 @@ class ManagedMemory : public MemoryObserver {
     // given them after kFlushesBeforeHugePages flushes that used it.
     bool small_pages = false;
     uint32_t flushes = 0;
+    // Read-only zero pages that fill_hole() mapped in holes next to this
+    // mapping; unmapped with it.
+    std::vector<uint8_t *> fillers;
   };
 
   // The process-wide instance, or null before the first enable(). Inline:
@@ -96,7 +99,9 @@ class ManagedMemory : public MemoryObserver {
   static void threads_are_pools();
   bool any_restricted() const { return restricted_.load(std::memory_order_relaxed) != 0; }
   // Called by the fault handler: returns false when `addr` is not ours.
-  bool handle_fault(void *addr, bool write);
+  // `unmapped`: no mapping holds `addr` (SEGV_MAPERR), as opposed to one
+  // whose protection forbids the access.
+  bool handle_fault(void *addr, bool write, bool unmapped = false);
   // Runs all queued work and makes every allocation current; `open_pages`
   // also opens pages left closed after device work (disable, fork, exit).
   void sync_all(uint64_t npvk_managed_stats::*reason, bool open_pages);
@@ -136,6 +141,10 @@ class ManagedMemory : public MemoryObserver {
   bool wants_alias();
   // Frees the mappings and the device buffer, and deletes the record.
   void unmap(Allocation &a);
+  // A read of unmapped memory near a managed mapping: maps a read-only zero
+  // page there, so that the read goes on as it would next to a malloc'd
+  // block. False where `addr` is no such address.
+  bool fill_hole(const void *addr);
   // Unmaps the spare kept longest (there is one); returns its bytes.
   uint64_t unmap_oldest_spare();
   // A spare for a mapping of `mapped` bytes, taken out of spare_ and cut to
