@@ -993,7 +993,7 @@ void ManagedMemory::after_fork_child() {
     Allocation &a = *entry.second;
     if (a.buffer) new std::shared_ptr<Buffer>(std::move(a.buffer));
     munmap(a.base, a.mapped);  // nobody's memory; the alias was not inherited
-    for (uint8_t *page : a.fillers) munmap(page, page_);
+    for (uint8_t *page : a.fillers) munmap(page, mm->page_);
     delete &a;
   }
   mm->spare_.clear();
