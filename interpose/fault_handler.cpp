@@ -75,7 +75,6 @@ struct FaultWork {
   ManagedMemory *mm = nullptr;
   void *addr = nullptr;
   bool write = false;
-  bool unmapped = false;
   bool ours = false;
   ucontext_t caller, worker;
   uint8_t *stack = nullptr;  // lowest usable byte; a guard page below
@@ -85,7 +84,7 @@ thread_local FaultWork t_work;
 void resolve_on_own_stack() {
   FaultWork &w = t_work;
   try {
-    w.ours = w.mm->handle_fault(w.addr, w.write, w.unmapped);
+    w.ours = w.mm->handle_fault(w.addr, w.write);
   } catch (const std::exception &e) {
     // The data cannot be made current: stopping beats computing on stale data.
     std::fprintf(stderr, "npvk: cannot make managed memory current after a fault: %s\n", e.what());
@@ -93,21 +92,20 @@ void resolve_on_own_stack() {
   }
 }
 
-bool resolve(ManagedMemory *mm, void *addr, bool write, bool unmapped) {
+bool resolve(ManagedMemory *mm, void *addr, bool write) {
   FaultWork &w = t_work;
   if (!w.stack) {
     // mmap is async-signal-safe; the stack lives as long as the thread.
     const size_t page = 4096;
     void *p = mmap(nullptr, kResolveStackSize + page, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return mm->handle_fault(addr, write, unmapped);  // best effort
+    if (p == MAP_FAILED) return mm->handle_fault(addr, write);  // best effort
     mprotect(p, page, PROT_NONE);
     w.stack = static_cast<uint8_t *>(p) + page;
   }
   w.mm = mm;
   w.addr = addr;
   w.write = write;
-  w.unmapped = unmapped;
   w.ours = false;
   // Asynchronous signals wait until the thread is back on this stack. One
   // arriving while it runs on the worker stack (or switches back: setcontext
@@ -138,8 +136,7 @@ void on_fault(int sig, siginfo_t *info, void *ucontext) {
   // managed memory but a bug in npvk; handling it would deadlock.
   bool ours = false;
   if (mm && info && info->si_code > 0 && TrackedMutex::held_by_this_thread() == 0)
-    ours = resolve(mm, info->si_addr, is_write_fault(ucontext),
-                   sig == SIGSEGV && info->si_code == SEGV_MAPERR);
+    ours = resolve(mm, info->si_addr, is_write_fault(ucontext));
   errno = saved_errno;
   if (!ours) pass_on(sig, info, ucontext);
 }

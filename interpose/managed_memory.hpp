@@ -40,6 +40,10 @@ class ManagedMemory : public MemoryObserver {
     uint8_t *alias = nullptr;
     uint64_t size = 0;    // what the caller asked for
     uint64_t mapped = 0;  // page multiple
+    // Read-only zero pages of npvk's own right after `mapped` (map_pages):
+    // a library's read a little past the array finds them, as it finds heap
+    // memory past a malloc'd block. Unmapped with the allocation.
+    uint64_t shoulder = 0;
     std::atomic<State> state{State::Host};
     // The protection of the program's mapping: what the state needs, or
     // stricter (closed after device work until the host touches the pages).
@@ -55,9 +59,6 @@ class ManagedMemory : public MemoryObserver {
     // given them after kFlushesBeforeHugePages flushes that used it.
     bool small_pages = false;
     uint32_t flushes = 0;
-    // Read-only zero pages that fill_hole() mapped in holes next to this
-    // mapping; unmapped with it.
-    std::vector<uint8_t *> fillers;
   };
 
   // The process-wide instance, or null before the first enable(). Inline:
@@ -99,9 +100,7 @@ class ManagedMemory : public MemoryObserver {
   static void threads_are_pools();
   bool any_restricted() const { return restricted_.load(std::memory_order_relaxed) != 0; }
   // Called by the fault handler: returns false when `addr` is not ours.
-  // `unmapped`: no mapping holds `addr` (SEGV_MAPERR), as opposed to one
-  // whose protection forbids the access.
-  bool handle_fault(void *addr, bool write, bool unmapped = false);
+  bool handle_fault(void *addr, bool write);
   // Runs all queued work and makes every allocation current; `open_pages`
   // also opens pages left closed after device work (disable, fork, exit).
   void sync_all(uint64_t npvk_managed_stats::*reason, bool open_pages);
@@ -141,10 +140,6 @@ class ManagedMemory : public MemoryObserver {
   bool wants_alias();
   // Frees the mappings and the device buffer, and deletes the record.
   void unmap(Allocation &a);
-  // A read of unmapped memory near a managed mapping: maps a read-only zero
-  // page there, so that the read goes on as it would next to a malloc'd
-  // block. False where `addr` is no such address.
-  bool fill_hole(const void *addr);
   // Unmaps the spare kept longest (there is one); returns its bytes.
   uint64_t unmap_oldest_spare();
   // A spare for a mapping of `mapped` bytes, taken out of spare_ and cut to
