@@ -95,34 +95,57 @@ uint64_t mapping_size(uint64_t size, uint64_t page) {
 // (docs/architecture.md, "Pages").
 enum class Pages { Huge, Small };
 
+// Read-only zero pages of npvk's own right after the program's mapping of
+// each array, its "shoulder". Libraries read a little past the arrays they
+// are given: a SIMD tail, or one element past a strided vector, which lands
+// up to one stride (a leading dimension, at most the array's own extent)
+// past the last element. Next to a malloc'd block that is heap memory, and
+// nobody notices. A managed array is a mapping of its own, and the kernel
+// maps a new one right below the last: where that was a thread's stack, the
+// stack's guard page (PROT_NONE) followed the array, or a hole where a
+// neighbour had been unmapped, and such a read killed the process. Debian
+// 12's OpenBLAS (0.3.21) reads x[n] in cgemv_n/zgemv_n (fixed upstream after
+// OpenMathLib/OpenBLAS issue 5000), and LAPACK's ?lahef passes it a row of
+// its workspace: scipy.linalg.ldl of a complex matrix read up to one leading
+// dimension past the workspace f2py allocated through NumPy. Address space
+// only: PROT_READ and MAP_NORESERVE pages are not committed, and a read maps
+// the kernel's zero page.
+uint64_t shoulder_size(uint64_t mapped) {
+  return std::min(mapped, kHugePage);
+}
+
 // Maps `mapped` bytes read-write: private anonymous memory when fd < 0,
-// otherwise the shared pages of the file fd.
-uint8_t *map_pages(uint64_t mapped, int fd = -1, Pages pages = Pages::Huge) {
+// otherwise the shared pages of the file fd; and `shoulder` bytes of
+// read-only zero pages right after them.
+uint8_t *map_pages(uint64_t mapped, int fd = -1, Pages pages = Pages::Huge, uint64_t shoulder = 0) {
   const int kind = fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED;
-  if (mapped < kHugePage) {
+  const uint64_t align = mapped >= kHugePage ? kHugePage : 0;
+  if (!align && !shoulder) {
     void *p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, kind, fd, 0);
     return p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
   }
-  // Reserve one huge page more, map at the aligned address inside, and trim
-  // both ends.
-  void *p = mmap(nullptr, mapped + kHugePage, PROT_NONE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // Reserve the mapping, its shoulder and, for huge pages, one huge page
+  // more; map at the (aligned) address inside, open the shoulder for reads,
+  // and trim both ends.
+  const uint64_t reserved = mapped + shoulder + align;
+  void *p = mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   auto start = reinterpret_cast<uintptr_t>(p);
-  uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  uintptr_t aligned = align ? (start + kHugePage - 1) / kHugePage * kHugePage : start;
   void *q = mmap(reinterpret_cast<void *>(aligned), mapped, PROT_READ | PROT_WRITE,
                  kind | MAP_FIXED, fd, 0);
-  if (aligned > start) munmap(p, aligned - start);
-  uintptr_t end = start + mapped + kHugePage;
-  if (end > aligned + mapped)
-    munmap(reinterpret_cast<void *>(aligned + mapped), end - aligned - mapped);
-  if (q == MAP_FAILED) {
-    munmap(reinterpret_cast<void *>(aligned), mapped);
+  if (q == MAP_FAILED ||
+      (shoulder && mprotect(reinterpret_cast<void *>(aligned + mapped), shoulder, PROT_READ))) {
+    munmap(p, reserved);
     return nullptr;
   }
+  if (aligned > start) munmap(p, aligned - start);
+  const uintptr_t used = aligned + mapped + shoulder;
+  if (start + reserved > used) munmap(reinterpret_cast<void *>(used), start + reserved - used);
   // Advice only; shared memory gets huge pages only where the system's shmem
   // setting allows them.
-  if (process_options().huge_pages && pages == Pages::Huge) madvise(q, mapped, MADV_HUGEPAGE);
+  if (align && process_options().huge_pages && pages == Pages::Huge)
+    madvise(q, mapped, MADV_HUGEPAGE);
   return static_cast<uint8_t *>(q);
 }
 
@@ -132,12 +155,14 @@ uint8_t *map_pages(uint64_t mapped, int fd = -1, Pages pages = Pages::Huge) {
 // and waits for it instead of reading the pages half-written (lavapipe works
 // on host memory through the addresses it was given; protection is per
 // mapping, not per thread). Returns false where memfd is unavailable.
-bool map_pair(uint64_t mapped, uint8_t **user, uint8_t **alias, Pages pages = Pages::Huge) {
+// `shoulder`: of the program's mapping (map_pages).
+bool map_pair(uint64_t mapped, uint8_t **user, uint8_t **alias, Pages pages = Pages::Huge,
+              uint64_t shoulder = 0) {
   int fd = memfd_create("npvk-array", MFD_CLOEXEC);
   if (fd < 0) return false;
   *user = *alias = nullptr;
   if (ftruncate(fd, off_t(mapped)) == 0) {
-    *user = map_pages(mapped, fd, pages);
+    *user = map_pages(mapped, fd, pages, shoulder);
     *alias = map_pages(mapped, fd, pages);
   }
   close(fd);  // the mappings keep the pages
@@ -147,7 +172,7 @@ bool map_pair(uint64_t mapped, uint8_t **user, uint8_t **alias, Pages pages = Pa
     madvise(*alias, mapped, MADV_DONTFORK);
     return true;
   }
-  if (*user) munmap(*user, mapped);
+  if (*user) munmap(*user, mapped + shoulder);
   if (*alias) munmap(*alias, mapped);
   return false;
 }
@@ -292,7 +317,9 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   }
   uint8_t *p = nullptr, *alias = nullptr;
   const Pages pages = zero ? Pages::Small : Pages::Huge;
-  if (!wants_alias() || !map_pair(mapped, &p, &alias, pages)) p = map_pages(mapped, -1, pages);
+  const uint64_t shoulder = shoulder_size(mapped);
+  if (!wants_alias() || !map_pair(mapped, &p, &alias, pages, shoulder))
+    p = map_pages(mapped, -1, pages, shoulder);
   if (!p)
     fail(NPVK_ERR_OUT_OF_HOST_MEMORY,
          "mmap of " + std::to_string(mapped) + " bytes failed: " + strerror(errno));
@@ -301,6 +328,7 @@ void *ManagedMemory::allocate(uint64_t size, bool zero) {
   a->alias = alias;
   a->size = size;
   a->mapped = mapped;
+  a->shoulder = shoulder;
   a->small_pages = pages == Pages::Small && mapped >= kHugePage && !alias;
   ContextLock lock(ctx_->mutex());
   {
@@ -355,8 +383,17 @@ void ManagedMemory::cut_to(Allocation &a, uint64_t mapped) {
     madvise(a.alias + mapped, tail, MADV_REMOVE);
     munmap(a.alias + mapped, tail);
   }
-  munmap(a.base + mapped, tail);
+  // The program's tail becomes the new end's shoulder (an mmap over it
+  // frees its pages), never reaching past the old one; the rest goes.
+  uint8_t *end = a.base + mapped;
+  const uint64_t rest = tail + a.shoulder;
+  uint64_t shoulder = std::min(shoulder_size(mapped), rest);
+  if (mmap(end, shoulder, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+           0) == MAP_FAILED)
+    shoulder = 0;
+  if (rest > shoulder) munmap(end + shoulder, rest - shoulder);
   a.mapped = mapped;
+  a.shoulder = shoulder;
 }
 
 ManagedMemory::Allocation *ManagedMemory::take_freed_queued(uint64_t size, bool zero) {
@@ -482,7 +519,7 @@ void ManagedMemory::drop_buffer(Allocation &a) {
 
 void ManagedMemory::unmap(Allocation &a) {
   drop_buffer(a);
-  munmap(a.base, a.mapped);
+  munmap(a.base, a.mapped + a.shoulder);
   if (a.alias) munmap(a.alias, a.mapped);
   delete &a;
 }
@@ -950,7 +987,7 @@ void ManagedMemory::after_fork_child() {
   for (auto &entry : mm->spare_) {
     Allocation &a = *entry.second;
     if (a.buffer) new std::shared_ptr<Buffer>(std::move(a.buffer));
-    munmap(a.base, a.mapped);  // nobody's memory; the alias was not inherited
+    munmap(a.base, a.mapped + a.shoulder);  // nobody's memory; the alias was not inherited
     delete &a;
   }
   mm->spare_.clear();

@@ -40,6 +40,10 @@ class ManagedMemory : public MemoryObserver {
     uint8_t *alias = nullptr;
     uint64_t size = 0;    // what the caller asked for
     uint64_t mapped = 0;  // page multiple
+    // Read-only zero pages of npvk's own right after `mapped` (map_pages):
+    // a library's read a little past the array finds them, as it finds heap
+    // memory past a malloc'd block. Unmapped with the allocation.
+    uint64_t shoulder = 0;
     std::atomic<State> state{State::Host};
     // The protection of the program's mapping: what the state needs, or
     // stricter (closed after device work until the host touches the pages).
