@@ -149,6 +149,8 @@ PyObject *masked_on_device(PyUFuncObject *uf, PyObject *const *inputs, PyObject 
   // Where the rest of the chain is, or in forced mode. With the cost model
   // on and nothing queued, NumPy's masked loop (the caller) is the faster.
   if (!pending && (cost_model_on() || !large)) return nullptr;
+  // While the cost model bypasses recording, NumPy's masked loop.
+  if (elementwise_cost_reason()) return nullptr;
 
   const npvk_dtype dt = float_dtype(type);
   uint64_t one_bits = 0;
