@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "compile/dtype.hpp"
 #include "compile/ops.hpp"
@@ -47,6 +48,28 @@ std::string params_path(const std::string &dir, const std::string &device_key) {
   return dir + "/cost-model-v" + std::to_string(kFiguresVersion) + "-" + device_key + ".txt";
 }
 
+// An in-place step (`x += 1`: its output slot is one of its inputs) after
+// a kernel's first costs the device about what a standalone add of its
+// elements does, whatever the kernel's bytes: it computes its operands' FP classes per element
+// (tainted steps, docs/architecture.md "FP exceptions"), and a chain of them reads and writes one
+// slot. Priced by bytes alone, 200 steps of `x += 1.0` over 3e5 float64 (two threads' time-step
+// loop) were estimated at 2 ms on lavapipe and took 60; NumPy took 30.
+double in_place_step_ns(const CostParams &p, const PlannedKernel &k) {
+  double ns = 0;
+  bool first = true;  // the kernel's bytes price one already
+  for (const FusedKernelSpec::Step &st : k.spec.steps) {
+    const uint32_t nin = st.op.nin;
+    const uint32_t count = nin + st.op.nout;
+    bool in_place = false;
+    for (uint32_t o = nin; o < count && !in_place; ++o)
+      for (uint32_t i = 0; i < nin && !in_place; ++i) in_place = st.slot[i] == st.slot[o];
+    if (!in_place || std::exchange(first, false)) continue;
+    const double itemsize = dtype_info(st.op.operands[nin].dtype).itemsize;
+    ns += double(k.space.count) * 3 * itemsize * p.device_ns_per_byte;
+  }
+  return ns;
+}
+
 }  // namespace
 
 CostEstimate estimate_costs(const CostParams &p, const std::vector<RecordedOp> &ops,
@@ -73,6 +96,7 @@ CostEstimate estimate_costs(const CostParams &p, const std::vector<RecordedOp> &
     for (size_t i : k.ops)
       e.device_ns += double(ops[i].space.count) *
                      work_ns(device_work(ops[i].spec), p.device_math_ns, p.device_pow_ns);
+    if (!k.standalone) e.device_ns += in_place_step_ns(p, k);
   }
   for (const RecordedOp &op : ops) {
     double bytes = 0;

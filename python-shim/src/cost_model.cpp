@@ -158,6 +158,10 @@ const char *elementwise_cost_reason() {
   return "cost model";
 }
 
+bool cost_model_on() {
+  return g_on.load(std::memory_order_relaxed);
+}
+
 void apply_cost_model() {
   if (device_bound()) npvk_context_set_cost_model(context(), g_on.load());
 }

@@ -160,6 +160,18 @@ void restore_matmul_loops();
 PyObject *try_whole_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                          PyObject *kwnames, bool *taken);
 int replaced_loop_count();
+// masked_call.cpp: a call with where= (the replaced ufuncs' vectorcall sends
+// it here): recorded on the device whole, or run by NumPy with its loop
+// calls handed straight to NumPy's original loops.
+PyObject *masked_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames,
+                      vectorcallfunc numpy_call);
+// The thread (its thread pointer) running such a call on NumPy's path; read
+// first in every replaced loop call, so a compare, not a thread_local (a call
+// into the dynamic loader from an extension module).
+inline std::atomic<void *> g_masked_host_thread{nullptr};
+inline bool in_masked_host_call() {
+  return g_masked_host_thread.load(std::memory_order_relaxed) == __builtin_thread_pointer();
+}
 // NumPy's original loop of `op` on `dtypes` and the data NumPy passes it;
 // false when no replaced loop has that signature or it never ran.
 bool original_loop(npvk_op op, const npvk_dtype *dtypes, int count, PyUFuncGenericFunction *fn,
@@ -202,6 +214,7 @@ const char *cost_model_reason(const void *const *operands, int count, uint64_t b
 // part, for any call.
 const char *elementwise_cost_reason();
 const char *cost_model_bypassing();
+bool cost_model_on();
 PyObject *py_reduce_stays_on_host(PyObject *, PyObject *args);
 PyObject *py_device_reduce(PyObject *, PyObject *args);
 // _native.accumulate(op, array, in_dtype, result, out_dtype, axis): records

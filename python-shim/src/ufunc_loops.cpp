@@ -69,10 +69,13 @@ PyObject *ufunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nar
     PyObject *result = try_whole_call(callable, args, nargsf, kwnames, &taken);
     if (taken) return result;
   }
-  bool extobj = false;
-  for (Py_ssize_t k = 0; kwnames && k < PyTuple_GET_SIZE(kwnames); ++k)
-    extobj =
-        extobj || PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "extobj") == 0;
+  bool extobj = false, where = false;
+  for (Py_ssize_t k = 0; kwnames && k < PyTuple_GET_SIZE(kwnames); ++k) {
+    PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+    extobj = extobj || PyUnicode_CompareWithASCIIString(name, "extobj") == 0;
+    where = where || PyUnicode_CompareWithASCIIString(name, "where") == 0;
+  }
+  if (where && !extobj) return masked_call(callable, args, nargsf, kwnames, g_numpy_vectorcall);
   if (!extobj) return g_numpy_vectorcall(callable, args, nargsf, kwnames);
   ++t_extobj_calls;
   g_extobj_calls.fetch_add(1, std::memory_order_relaxed);
@@ -321,6 +324,16 @@ void run_loop(int slot, char **args, const npy_intp *dims, const npy_intp *steps
   if (!s.called.load(std::memory_order_acquire)) {
     s.data.store(data, std::memory_order_relaxed);
     s.called.store(true, std::memory_order_release);
+  }
+  // One call per run of true mask values of a where= call left to NumPy
+  // (masked_call.cpp): NumPy's loop at once; counted, and the device's FP
+  // errors reported, once per call there.
+  if (in_masked_host_call()) {
+    if (observing().timing.load(std::memory_order_relaxed))
+      run_original(s.original, args, dims, steps, data);
+    else
+      s.original(args, dims, steps, data);
+    return;
   }
   // FP exceptions of device work that ran since the last report surface here
   // (NumPy cleared the FP status before this call and checks it after).

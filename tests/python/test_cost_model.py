@@ -676,3 +676,29 @@ def test_the_report_names_the_sites_whose_recorded_calls_ran_on_the_host(tmp_pat
     assert rows == {("sqrt", "device", ""): 1, ("multiply", "device", ""): 1,
                     ("add", "device", ""): 1}, rows
     assert "ran on the host" not in out.stderr, out.stderr
+
+
+_IN_PLACE_CHILD = textwrap.dedent("""
+    import numpy as np, npvk
+    npvk.enable()
+    npvk.device()
+    x = np.zeros(1 << 18)
+    npvk.sync()
+    before = npvk.stats()
+    for _ in range(100):
+        x += 1.0
+    ok = bool((x == 100.0).all())
+    after = npvk.stats()
+    print(after["flushes"] - before["flushes"], after["host_flushes"] - before["host_flushes"], ok)
+""")
+
+
+def test_in_place_chains_are_priced_per_step(tmp_path):
+    """A chain of in-place updates moves one array's bytes however long it
+    is, but the device computes each step's FP classes per element: priced
+    by bytes alone, 100 steps of `x += 1.0` went to a device that streams no
+    faster than the host (and took longer there than NumPy's 100 loops)."""
+    (words,) = _run_with_figures(tmp_path, _IN_PLACE_CHILD, _figures_file(0.03, 0.03))
+    device_flushes, host_flushes, ok = words
+    assert ok == "True"
+    assert (device_flushes, host_flushes) == ("0", "1")
