@@ -100,6 +100,7 @@ void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
   if (!replace_last) ++serial_;
   t_last_recorder = this;
   t_last_serial = serial_;
+  rec.serial = serial_;
   for (View &v : rec.operands)
     if (v.buffer) v.generation = v.buffer->generation;
   for (size_t k = rec.spec.nin; k < rec.operands.size(); ++k) {
