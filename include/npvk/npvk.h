@@ -872,6 +872,10 @@ NPVK_API npvk_status npvk_context_set_flush_hook(npvk_context ctx, npvk_flush_ho
  * NumPy's loop merged into a queued op gets that op's serial); 0 if none.
  * Serials start at 1 and count every recorded op of the context. */
 NPVK_API npvk_status npvk_context_last_op(npvk_context ctx, uint64_t *serial);
+/* The same for the context the calling thread last recorded an op in,
+ * whichever it is: no handle lookup, for a caller that records into one
+ * context and asks at every call (the NumPy shim notes each call's last op). */
+NPVK_API uint64_t npvk_thread_last_op(void);
 
 #ifdef __cplusplus
 }

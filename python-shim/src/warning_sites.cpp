@@ -157,8 +157,10 @@ bool reportable() {
 
 void note_call_site() {
   t_sited = t_recorded;
-  uint64_t serial = 0;
-  if (npvk_context_last_op(context(), &serial) != NPVK_SUCCESS || serial == 0) return;
+  // The shim records into one context; npvk_context_last_op's handle lookup
+  // cost more than the rest of the note.
+  const uint64_t serial = npvk_thread_last_op();
+  if (serial == 0) return;
   // Every op of the call merged into an earlier call's (rows): that call's.
   if (!t_sites.empty() && t_sites.back().last_serial >= serial) return;
   PyObject *type, *value, *traceback;
