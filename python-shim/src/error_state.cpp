@@ -159,16 +159,15 @@ int update_error_state() {
 // Where warnings.filters was edited in place, without the hooked functions (a
 // library inserting an "error" filter, with or without calling
 // warnings._filters_mutated(), which is hooked too): seen at the next call
-// that records device work, by the list, its length and its first entry (a
-// dict lookup and three compares); an edit that keeps all three, replacing a
-// later entry, is not.
+// that records device work, by the length and the first entry of the list the
+// last scan read (two compares); an edit that keeps both (replacing a later
+// entry), or a new list assigned to warnings.filters without a hooked
+// function, is not.
 int refresh_if_filters_edited() {
-  if (!g_readers.warnings || !g_last_scan.entries) return 0;
-  static PyObject *key = PyUnicode_InternFromString("filters");
-  PyObject *filters = PyDict_GetItemWithError(PyModule_GetDict(g_readers.warnings), key);
-  if (!filters) return PyErr_Occurred() ? -1 : 0;
+  PyObject *filters = g_last_scan.list;
+  if (!filters || !g_last_scan.entries) return 0;
   const Py_ssize_t n = PyTuple_GET_SIZE(g_last_scan.entries);
-  if (filters == g_last_scan.list && PyList_GET_SIZE(filters) == n &&
+  if (PyList_GET_SIZE(filters) == n &&
       (n == 0 || PyList_GET_ITEM(filters, 0) == PyTuple_GET_ITEM(g_last_scan.entries, 0)))
     return 0;
   return update_error_state();

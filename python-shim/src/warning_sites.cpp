@@ -78,7 +78,8 @@ PyObject *PyFrame_GetGlobals(PyFrameObject *f) {  // 3.11's
 
 // The innermost Python frame outside npvk into `site`. GIL held.
 void capture_frame(CallSite *site) {
-  PyFrameObject *f = PyThreadState_GetFrame(PyThreadState_Get());
+  PyFrameObject *f = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(f);
   while (f) {
     PyObject *globals = PyFrame_GetGlobals(f);
     if (!own_module(globals)) {
@@ -163,8 +164,10 @@ void note_call_site() {
   if (serial == 0) return;
   // Every op of the call merged into an earlier call's (rows): that call's.
   if (!t_sites.empty() && t_sites.back().last_serial >= serial) return;
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);  // a call that raised still recorded
+  // A call that raised may have recorded work all the same.
+  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+  const bool raised = PyErr_Occurred() != nullptr;
+  if (raised) PyErr_Fetch(&type, &value, &traceback);
   CallSite site;
   site.last_serial = serial;
   capture_frame(&site);
@@ -174,7 +177,7 @@ void note_call_site() {
     take(true);
     prune();
   }
-  PyErr_Restore(type, value, traceback);
+  if (raised) PyErr_Restore(type, value, traceback);
 }
 
 }  // namespace
