@@ -41,15 +41,30 @@ struct CallSite {
 
 namespace {
 
-// Per thread, as NumPy's error state and the runtime's take are. A thread's
-// sites are not freed when it ends (its last few code objects stay alive).
-thread_local int t_calls = 0;                        // replaced-ufunc calls running
-thread_local uint64_t t_recorded = 0;                // device ops recorded (count_device_op)
-thread_local uint64_t t_sited = 0;                   // t_recorded when the last site was noted
-thread_local std::deque<CallSite> t_sites;           // by last_serial
-thread_local std::vector<npvk_op_fp_error> t_taken;  // not reported yet
-thread_local uint64_t t_seen_epoch = UINT64_MAX;
-thread_local uint64_t t_ran_through = 0;
+// Per thread, as NumPy's error state and the runtime's take are. One
+// constant-initialised object (a thread-local access from an extension module
+// is a call into the dynamic loader; the counters are read at every ufunc
+// call), its lists made at first use and never freed (a thread's last few
+// code objects stay alive after it ends).
+struct Lists {
+  std::deque<CallSite> sites;           // by last_serial
+  std::vector<npvk_op_fp_error> taken;  // not reported yet
+};
+struct ThreadSites {
+  int calls = 0;          // replaced-ufunc calls running
+  uint64_t recorded = 0;  // device ops recorded (count_device_op)
+  uint64_t sited = 0;     // `recorded` when the last site was noted
+  uint64_t seen_epoch = UINT64_MAX, ran_through = 0;
+  // A report runs Python code (showwarning, a seterrcall callback) that may
+  // call ufuncs: no site may go while one runs, nor a second report start.
+  bool reporting = false;
+  Lists *lists = nullptr;
+  Lists &l() {
+    if (!lists) lists = new Lists;
+    return *lists;
+  }
+};
+thread_local ThreadSites t_state;
 constexpr size_t kPruneEvery = 64;
 
 // Whether `globals` are an npvk module's: its Python wrappers (reductions,
@@ -105,65 +120,66 @@ void drop_site(CallSite &site) {
   Py_CLEAR(site.globals);
 }
 
-// Moves this thread's new errors into t_taken; no GIL needed. Every ufunc
+// Moves this thread's new errors into its list; no GIL needed. Every ufunc
 // loop call asks: while no context noted an exception since this thread last
 // took, there is nothing to take and the context's lock is not worth it (a
 // NumPy reduction along a short axis calls a loop per row).
-void take(bool even_without_errors) {
+void take(ThreadSites &t, bool even_without_errors) {
   const uint64_t epoch = npvk_fp_error_epoch();
-  if (!even_without_errors && (epoch == 0 || epoch == t_seen_epoch)) return;
+  if (!even_without_errors && (epoch == 0 || epoch == t.seen_epoch)) return;
   const npvk_context ctx = bound_context();
   if (!ctx.id) return;
   npvk_op_fp_error errors[64];
   uint32_t count = 0;
   do {
-    if (npvk_context_take_op_fp_errors(ctx, errors, 64, &count, &t_ran_through) != NPVK_SUCCESS)
+    if (npvk_context_take_op_fp_errors(ctx, errors, 64, &count, &t.ran_through) != NPVK_SUCCESS)
       return;
-    t_taken.insert(t_taken.end(), errors, errors + count);
+    t.l().taken.insert(t.l().taken.end(), errors, errors + count);
   } while (count == 64);
-  t_seen_epoch = epoch;
+  t.seen_epoch = epoch;
 }
 
 // Forgets the sites of calls whose ops have all run and been reported. GIL held.
-void prune() {
-  uint64_t keep_from = t_ran_through + 1;
-  for (const npvk_op_fp_error &e : t_taken)
+void prune(Lists &l, uint64_t ran_through) {
+  uint64_t keep_from = ran_through + 1;
+  for (const npvk_op_fp_error &e : l.taken)
     if (e.serial) keep_from = std::min(keep_from, e.serial);
-  while (!t_sites.empty() && t_sites.front().last_serial < keep_from) {
-    drop_site(t_sites.front());
-    t_sites.pop_front();
+  while (!l.sites.empty() && l.sites.front().last_serial < keep_from) {
+    drop_site(l.sites.front());
+    l.sites.pop_front();
   }
 }
 
 // The site of the op `serial`; null where it has none (yet: `*later`).
-CallSite *site_of(uint64_t serial, bool *later) {
+CallSite *site_of(Lists &l, uint64_t serial, bool *later) {
   *later = false;
   if (serial == 0) return nullptr;
-  auto it = std::lower_bound(t_sites.begin(), t_sites.end(), serial,
+  auto it = std::lower_bound(l.sites.begin(), l.sites.end(), serial,
                              [](const CallSite &s, uint64_t v) { return s.last_serial < v; });
-  if (it != t_sites.end()) return &*it;
+  if (it != l.sites.end()) return &*it;
   *later = true;
   return nullptr;
 }
 
-// Whether t_taken holds errors that can be reported now: those of noted
+// Whether the thread holds errors that can be reported now: those of noted
 // calls (they come in the order the ops ran), and outside a call any (an op
 // recorded by a path that notes no site: the current frame is the best guess).
-bool reportable() {
-  if (t_taken.empty()) return false;
-  if (t_calls == 0 || t_recorded == t_sited) return true;
-  const uint64_t first = t_taken.front().serial;
-  return first == 0 || (!t_sites.empty() && first <= t_sites.back().last_serial);
+bool reportable(ThreadSites &t) {
+  if (!t.lists || t.lists->taken.empty()) return false;
+  if (t.calls == 0 || t.recorded == t.sited) return true;
+  const uint64_t first = t.lists->taken.front().serial;
+  return first == 0 || (!t.lists->sites.empty() && first <= t.lists->sites.back().last_serial);
 }
 
-void note_call_site() {
-  t_sited = t_recorded;
+void note_call_site(ThreadSites &t) {
+  t.sited = t.recorded;
   // The shim records into one context; npvk_context_last_op's handle lookup
   // cost more than the rest of the note.
   const uint64_t serial = npvk_thread_last_op();
   if (serial == 0) return;
+  Lists &l = t.l();
   // Every op of the call merged into an earlier call's (rows): that call's.
-  if (!t_sites.empty() && t_sites.back().last_serial >= serial) return;
+  if (!l.sites.empty() && l.sites.back().last_serial >= serial) return;
   // A call that raised may have recorded work all the same.
   PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
   const bool raised = PyErr_Occurred() != nullptr;
@@ -171,11 +187,11 @@ void note_call_site() {
   CallSite site;
   site.last_serial = serial;
   capture_frame(&site);
-  t_sites.push_back(site);
-  if (t_sites.size() % kPruneEvery == 0) {
+  l.sites.push_back(site);
+  if (l.sites.size() % kPruneEvery == 0 && !t.reporting) {
     // Calls whose ops ran without errors would otherwise pile up.
-    take(true);
-    prune();
+    take(t, true);
+    prune(l, t.ran_through);
   }
   if (raised) PyErr_Restore(type, value, traceback);
 }
@@ -183,13 +199,14 @@ void note_call_site() {
 }  // namespace
 
 void begin_ufunc_call() {
-  ++t_calls;
+  ++t_state.calls;
 }
 
 int end_ufunc_call() {
-  --t_calls;
-  if (t_recorded == t_sited) return 0;
-  note_call_site();
+  ThreadSites &t = t_state;
+  --t.calls;
+  if (t.recorded == t.sited) return 0;
+  note_call_site(t);
   if (PyErr_Occurred()) return 0;  // the call raised; its error goes on
   // warnings.filters edited in place (no hooked function saw it) to turn
   // RuntimeWarning into an error: from now on at the op, this call's included.
@@ -199,34 +216,44 @@ int end_ufunc_call() {
 }
 
 void note_recorded_op() {
-  ++t_recorded;
-  if (t_calls) return;  // noted when the call ends
+  ThreadSites &t = t_state;
+  ++t.recorded;
+  if (t.calls) return;  // noted when the call ends
   PyGILState_STATE gil = PyGILState_Ensure();
-  note_call_site();
+  note_call_site(t);
   // The caller reports at the op if that is now needed (end_ufunc_call).
   if (refresh_if_filters_edited() < 0) PyErr_WriteUnraisable(nullptr);
   PyGILState_Release(gil);
 }
 
 void note_pending_call_site() {
-  if (t_recorded != t_sited) note_call_site();
+  ThreadSites &t = t_state;
+  if (t.recorded != t.sited) note_call_site(t);
 }
 
 bool take_fp_errors_of_thread() {
-  take(false);
-  return reportable();
+  ThreadSites &t = t_state;
+  take(t, false);
+  return reportable(t);
 }
 
 uint32_t take_all_fp_flags() {
-  take(false);
+  ThreadSites &t = t_state;
+  take(t, false);
   uint32_t flags = 0;
-  for (const npvk_op_fp_error &e : t_taken) flags |= e.flags;
-  t_taken.clear();
+  if (!t.lists) return 0;
+  for (const npvk_op_fp_error &e : t.lists->taken) flags |= e.flags;
+  t.lists->taken.clear();
   return flags;
 }
 
 int report_taken_fp_errors() {
-  if (!reportable()) return 0;
+  ThreadSites &t = t_state;
+  if (t.reporting || !reportable(t)) return 0;
+  Lists &l = *t.lists;
+  t.reporting = true;
+  std::vector<npvk_op_fp_error> taken;
+  taken.swap(l.taken);  // what the warnings' own calls take goes after it
   // In the order the ops ran, one report per call and method: the errors of
   // its ops together (they are adjacent), less what an earlier flush of the
   // same call reported.
@@ -234,21 +261,21 @@ int report_taken_fp_errors() {
   std::vector<npvk_op_fp_error> kept;
   int r = 0;
   size_t i = 0;
-  while (i < t_taken.size() && r == 0) {
+  while (i < taken.size() && r == 0) {
     bool later = false;
-    CallSite *site = site_of(t_taken[i].serial, &later);
+    CallSite *site = site_of(l, taken[i].serial, &later);
     size_t end = i + 1;
     for (bool other_later;
-         site && end < t_taken.size() && site_of(t_taken[end].serial, &other_later) == site;)
+         site && end < taken.size() && site_of(l, taken[end].serial, &other_later) == site;)
       ++end;
-    if (later && t_calls && t_recorded != t_sited) {
-      kept.push_back(t_taken[i++]);  // the running call's: reported once it is noted
+    if (later && t.calls && t.recorded != t.sited) {
+      kept.push_back(taken[i++]);  // the running call's: reported once it is noted
       continue;
     }
     uint32_t by_method[3] = {};
-    const uint32_t first_op = t_taken[i].op;
+    const uint32_t first_op = taken[i].op;
     for (; i < end; ++i) {
-      const uint32_t f = t_taken[i].flags;
+      const uint32_t f = taken[i].flags;
       by_method[(f & NPVK_FP_IN_REDUCE) ? 1 : (f & NPVK_FP_IN_ACCUMULATE) ? 2 : 0] |= f & ~kMethod;
     }
     for (int method = 0; method < 3 && r == 0; ++method) {
@@ -264,9 +291,11 @@ int report_taken_fp_errors() {
       r = give_fp_errors(name ? name : "ufunc", int(categories), site);
     }
   }
-  kept.insert(kept.end(), t_taken.begin() + ptrdiff_t(i), t_taken.end());
-  t_taken.swap(kept);
-  prune();
+  kept.insert(kept.end(), taken.begin() + ptrdiff_t(i), taken.end());
+  kept.insert(kept.end(), l.taken.begin(), l.taken.end());
+  l.taken.swap(kept);
+  t.reporting = false;
+  prune(l, t.ran_through);
   return r;
 }
 

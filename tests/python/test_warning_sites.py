@@ -181,3 +181,20 @@ try:
 except RuntimeWarning as e:
     print("raised", e)
 """, mode, args=["-W", "error::RuntimeWarning:__main__"], expect=[])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_warning_handler_that_calls_ufuncs(tmp_path, mode):
+    """showwarning runs Python code that records device work itself while
+    npvk reports: every warning still comes once, at its own line."""
+    _compare(tmp_path, PRELUDE + """\
+def show(message, category, filename, lineno, file=None, line=None):
+    total = float(np.sqrt(a + 1.0).sum())
+    print(f"{filename.rsplit('/', 1)[-1]}:{lineno}: {category.__name__}: {message} {total}")
+warnings.showwarning = show
+warnings.simplefilter("always")
+b = np.log(a)
+c = 1.0 / a
+d = np.log(a)
+print(float(b[0] + c[0] + d[0]))
+""", mode)
