@@ -7,6 +7,7 @@ the default threshold and forced with NPVK_MIN_BYTES=0), and the warnings
 printed on stderr (file:line: category: message) are compared.
 """
 
+import os
 import re
 import textwrap
 
@@ -41,6 +42,8 @@ def _run(tmp_path, program, npvk_env, args=(), files=None):
         cmd, env = list(args) + [str(path)], subprocess_env()
     else:
         cmd, env = list(args) + ["-m", "npvk", str(path)], subprocess_env(**npvk_env)
+    if env.get("NPVK_CACHE_DIR"):  # the suite's kernels, from the program's directory too
+        env["NPVK_CACHE_DIR"] = os.path.abspath(env["NPVK_CACHE_DIR"])
     proc = run_python(cmd, env=env, cwd=str(tmp_path))
     return proc, _warnings(proc.stderr, tmp_path)
 
@@ -169,18 +172,6 @@ except RuntimeWarning as e:
     print("raised", e)
 print(float(c[0]))
 """, mode, expect=[])
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_error_filter_for_a_module_raises_at_the_op(tmp_path, mode):
-    """-W error::RuntimeWarning:__main__ raises at the op in __main__."""
-    _compare(tmp_path, PRELUDE + """\
-try:
-    b = np.log(a)
-    print("no error")
-except RuntimeWarning as e:
-    print("raised", e)
-""", mode, args=["-W", "error::RuntimeWarning:__main__"], expect=[])
 
 
 @pytest.mark.parametrize("mode", MODES)
