@@ -109,6 +109,23 @@ NPVK_API npvk_status npvk_context_take_thread_fp_errors(npvk_context h, npvk_fp_
   return take_fp_errors(h, npvk::recording_thread(), out, capacity, count);
 }
 
+NPVK_API npvk_status npvk_context_take_op_fp_errors(npvk_context h, npvk_op_fp_error *out,
+                                                    uint32_t capacity, uint32_t *count,
+                                                    uint64_t *ran_through) {
+  return guarded([&] {
+    require_out(count, "count");
+    require(out || capacity == 0, NPVK_ERR_INVALID_ARGUMENT, "out is null");
+    auto ctx = get_context(h);
+    ContextLock lock(ctx->mutex());
+    uint64_t ran = 0;
+    std::vector<npvk_op_fp_error> errors =
+        ctx->take_op_fp_errors(npvk::recording_thread(), capacity, &ran);
+    std::copy(errors.begin(), errors.end(), out);
+    *count = uint32_t(errors.size());
+    if (ran_through) *ran_through = ran;
+  });
+}
+
 NPVK_API uint64_t npvk_fp_error_epoch(void) {
   return npvk::fp_error_epoch().load(std::memory_order_acquire);
 }

@@ -5,6 +5,7 @@
 
 #include "capi/capi_common.hpp"
 #include "interpose/managed_memory.hpp"
+#include "runtime/recorder.hpp"
 
 using namespace npvk;
 
@@ -113,6 +114,10 @@ NPVK_API npvk_status npvk_context_last_op(npvk_context h, uint64_t *serial) {
     require_out(serial, "serial");
     *serial = get_context(h)->last_op_of_this_thread();
   });
+}
+
+NPVK_API uint64_t npvk_thread_last_op(void) {
+  return Recorder::last_serial_of_this_thread_anywhere();
 }
 
 NPVK_API npvk_status npvk_managed_set_sync_hook(npvk_sync_hook hook, void *user) {

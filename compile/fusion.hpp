@@ -31,6 +31,7 @@ struct RecordedOp {
   // or scan (operands: input, output) or a matrix product (A, B, C).
   std::shared_ptr<const StandaloneKernel> standalone;
   uint32_t thread = 0;  // who recorded it: its FP errors are theirs (runtime/fp_errors.hpp)
+  uint64_t serial = 0;  // npvk_context_last_op's number for it (a merged row keeps its op's)
 };
 
 // The queue grows by moving its ops: a copy would cost more than recording.

@@ -370,6 +370,8 @@ void Context::flush() {
   // where_ forced): those flushes are not the program's.
   const bool reported = flush_hook_ && where_ == FlushWhere::CostModel;
   const uint64_t last_op = recorder_->last_serial(), first_op = last_op + 1 - done.size();
+  // Its ops' errors are noted before the lock is let go, so a take sees them all.
+  fp_errors_.ran_through(last_op);
   auto report = [&](npvk_flush_placement placement) {
     if (reported) report_flush(first_op, last_op, placement);
   };
@@ -563,7 +565,8 @@ void Context::account(const std::vector<RecordedOp> &done,
       for (size_t d = first_dispatch[i] + 1; k.standalone && d < first_dispatch[i + 1]; ++d)
         flags |= result.fp_flags[word++];
       if (flags && k.standalone) flags |= k.standalone->fp_context();
-      fp_errors_.note(done[op_index].spec.op, flags, done[op_index].thread);
+      const RecordedOp &op = done[op_index];
+      fp_errors_.note(op.spec.op, flags, op.thread, op.serial);
     }
   }
 }

@@ -109,6 +109,11 @@ class Context : public std::enable_shared_from_this<Context> {
   // FP exceptions raised by work that ran, one entry per op (see npvk.h):
   // of the ops `thread` recorded (recording_thread()), or with 0 of all.
   std::vector<npvk_fp_error> take_fp_errors(uint32_t thread) { return fp_errors_.take(thread); }
+  // The same per op (npvk_context_take_op_fp_errors), at most `capacity`.
+  std::vector<npvk_op_fp_error> take_op_fp_errors(uint32_t thread, size_t capacity,
+                                                  uint64_t *ran_through) {
+    return fp_errors_.take_ops(thread, capacity, ran_through);
+  }
   npvk_stats stats() const;
   // Ops recorded so far (the caller holds the lock), and whether an op
   // recorded when that count was `op` can share a kernel with the next one

@@ -142,7 +142,7 @@ uint64_t replay_fused(const PlannedKernel &k, const std::vector<RecordedOp> &ops
     uint32_t raised = 0;
     for (int part = 0; part < parts; ++part) raised |= flags[steps_count * size_t(part) + i];
     const RecordedOp &op = ops[k.ops[i]];
-    errors.note(op.spec.op, raised & ~uint32_t(NPVK_FP_UNDERFLOW), op.thread);
+    errors.note(op.spec.op, raised & ~uint32_t(NPVK_FP_UNDERFLOW), op.thread, op.serial);
   }
   return unwritten;
 }

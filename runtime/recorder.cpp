@@ -95,11 +95,16 @@ uint64_t Recorder::last_serial_of_this_thread() const {
   return t_last_recorder == this ? t_last_serial : 0;
 }
 
+uint64_t Recorder::last_serial_of_this_thread_anywhere() {
+  return t_last_serial;
+}
+
 void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
   rec.thread = recording_thread();
   if (!replace_last) ++serial_;
   t_last_recorder = this;
   t_last_serial = serial_;
+  rec.serial = serial_;
   for (View &v : rec.operands)
     if (v.buffer) v.generation = v.buffer->generation;
   for (size_t k = rec.spec.nin; k < rec.operands.size(); ++k) {

@@ -60,6 +60,8 @@ class Recorder {
   uint64_t last_serial() const { return serial_; }
   // The serial of the op the calling thread last queued here; 0 if none.
   uint64_t last_serial_of_this_thread() const;
+  // The same in whichever recorder the calling thread last queued an op.
+  static uint64_t last_serial_of_this_thread_anywhere();
   const RecordLimits &limits() const { return limits_; }
 
  private:

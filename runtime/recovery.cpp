@@ -88,7 +88,7 @@ void Recovery::replay_op(const RecordedOp &op, FpErrors &errors) {
   }
   uint8_t *bytes[3] = {};
   for (size_t k = 0; k < op.operands.size() && k < 3; ++k) bytes[k] = host_address(op.operands[k]);
-  errors.note(op.spec.op, op.standalone->replay(loop_, bytes), op.thread);
+  errors.note(op.spec.op, op.standalone->replay(loop_, bytes), op.thread, op.serial);
 }
 
 bool Recovery::recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run,
@@ -165,7 +165,7 @@ void Recovery::replay_elementwise(const RecordedOp &op, FpErrors &errors) {
   uint32_t raised = 0;
   for (uint32_t f : flags) raised |= f;
   raised &= ~uint32_t(NPVK_FP_UNDERFLOW);  // the device never reports it either
-  errors.note(op.spec.op, raised, op.thread);
+  errors.note(op.spec.op, raised, op.thread, op.serial);
 }
 
 npvk_failure_stats Recovery::stats() const {

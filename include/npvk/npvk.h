@@ -412,6 +412,25 @@ NPVK_API npvk_status npvk_context_take_fp_errors(npvk_context ctx, npvk_fp_error
  * thread (NumPy's error state): each thread reports its own ops' errors. */
 NPVK_API npvk_status npvk_context_take_thread_fp_errors(npvk_context ctx, npvk_fp_error *out,
                                                         uint32_t capacity, uint32_t *count);
+/* One op's exceptions (npvk_context_take_op_fp_errors). */
+typedef struct npvk_op_fp_error {
+  uint64_t serial; /* the op's serial (npvk_context_last_op); 0 where it was lost */
+  uint32_t op;     /* npvk_op */
+  uint32_t flags;  /* npvk_fp_flags */
+} npvk_op_fp_error;
+
+/* The same per op, of the work the calling thread recorded: one entry per op
+ * (and method), in the order the ops ran, at most `capacity` (the others stay
+ * for the next call: call again while `count` == `capacity`). For callers that
+ * report each op's errors where the op was issued (the NumPy shim: the Python
+ * line of the call). `ran_through` (optional) receives the serial up to which
+ * every op of `ctx` has run: the errors of those ops have all been noted, so a
+ * caller may forget what it kept for them once it has taken them all. Both
+ * takes consume the same entries. Where nobody takes them, entries beyond a
+ * bound lose their serial (0) and merge per op. */
+NPVK_API npvk_status npvk_context_take_op_fp_errors(npvk_context ctx, npvk_op_fp_error *out,
+                                                    uint32_t capacity, uint32_t *count,
+                                                    uint64_t *ran_through);
 /* A number that changes whenever any context of the process notes an FP
  * exception (never a handle or a lock): a caller that takes errors after every
  * call may skip taking them while it has not changed since its last take. */
@@ -853,6 +872,10 @@ NPVK_API npvk_status npvk_context_set_flush_hook(npvk_context ctx, npvk_flush_ho
  * NumPy's loop merged into a queued op gets that op's serial); 0 if none.
  * Serials start at 1 and count every recorded op of the context. */
 NPVK_API npvk_status npvk_context_last_op(npvk_context ctx, uint64_t *serial);
+/* The same for the context the calling thread last recorded an op in,
+ * whichever it is: no handle lookup, for a caller that records into one
+ * context and asks at every call (the NumPy shim notes each call's last op). */
+NPVK_API uint64_t npvk_thread_last_op(void);
 
 #ifdef __cplusplus
 }

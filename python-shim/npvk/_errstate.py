@@ -21,6 +21,7 @@ and outside such a state, which NumPy's loops (another summation order) did
 not.
 """
 
+import atexit
 import functools
 import sys
 import warnings
@@ -155,7 +156,10 @@ def install():
         # NumPy 2: errstate sets a context variable without seterr.
         _wrap(_ufunc_config.errstate, "__enter__", _enter)
         _wrap(_ufunc_config.errstate, "__exit__", _exit)
-    for name in ("simplefilter", "filterwarnings", "resetwarnings"):
+    # _filters_mutated: what a library calls after editing warnings.filters
+    # itself (an edit without it is seen at the next call that records work,
+    # python-shim/src/error_state.cpp).
+    for name in ("simplefilter", "filterwarnings", "resetwarnings", "_filters_mutated"):
         _wrap(warnings, name, _state_setter)
     # pytest.warns / pytest's per-test recorder subclass catch_warnings and
     # call these through super().
@@ -166,6 +170,20 @@ def install():
                               None if _testing_hooked else _hook_testing,
                               sum(1 << code for code in _ACTING_CODES))
     update()
+    if not _at_exit:
+        # Work still queued when the program ends (its result never read,
+        # or sys.exit) runs, and its warnings are given, before Python's
+        # own teardown: NumPy gave them at the op.
+        atexit.register(_report_at_exit)
+        _at_exit.append(True)
+
+
+_at_exit = []
+
+
+def _report_at_exit():
+    if _installed:
+        _native.report_pending()
 
 
 def _hook_testing():

@@ -77,6 +77,7 @@ int scan_filters(PyObject *filters) {
 // another's at the same address: the same entries give the same answer.
 struct FilterScan {
   PyObject *entries = nullptr;  // a tuple of warnings.filters' entries then
+  PyObject *list = nullptr;     // warnings.filters itself then (held)
   int raises = 0;
 };
 FilterScan g_last_scan;
@@ -95,16 +96,19 @@ int filters_raise_runtime_warning() {
   PyObject *filters = PyObject_GetAttrString(g_readers.warnings, "filters");
   if (!filters) return -1;
   if (same_filters(filters)) {
-    Py_DECREF(filters);
+    Py_XSETREF(g_last_scan.list, filters);
     return g_last_scan.raises;
   }
   const int raises = scan_filters(filters);
   PyObject *entries = raises >= 0 && PyList_Check(filters) ? PyList_AsTuple(filters) : nullptr;
-  Py_DECREF(filters);
   if (entries) {
     Py_XSETREF(g_last_scan.entries, entries);
+    Py_XSETREF(g_last_scan.list, filters);
     g_last_scan.raises = raises;
-  } else if (raises >= 0) {
+  } else {
+    Py_DECREF(filters);
+  }
+  if (!entries && raises >= 0) {
     PyErr_Clear();  // not remembered; the answer stands
   }
   return raises;
@@ -149,6 +153,27 @@ int update_error_state() {
   set_strict_errors(numpy_loops, at_the_op);
   return 0;
 }
+
+}  // namespace
+
+// Where warnings.filters was edited in place, without the hooked functions (a
+// library inserting an "error" filter, with or without calling
+// warnings._filters_mutated(), which is hooked too): seen at the next call
+// that records device work, by the length and the first entry of the list the
+// last scan read (two compares); an edit that keeps both (replacing a later
+// entry), or a new list assigned to warnings.filters without a hooked
+// function, is not.
+int refresh_if_filters_edited() {
+  PyObject *filters = g_last_scan.list;
+  if (!filters || !g_last_scan.entries) return 0;
+  const Py_ssize_t n = PyTuple_GET_SIZE(g_last_scan.entries);
+  if (PyList_GET_SIZE(filters) == n &&
+      (n == 0 || PyList_GET_ITEM(filters, 0) == PyTuple_GET_ITEM(g_last_scan.entries, 0)))
+    return 0;
+  return update_error_state();
+}
+
+namespace {
 
 // What report_pending() of _errstate does: the queued work's errors, and
 // numpy.testing's hooks once it has been imported.

@@ -461,56 +461,23 @@ void remember_ufunc_name(npvk_op op, const char *name) {
   if (op >= 0 && op < NPVK_OP_COUNT) g_ufunc_names[op] = name;
 }
 
-namespace {
+const char *remembered_ufunc_name(uint32_t op) {
+  return op < NPVK_OP_COUNT ? g_ufunc_names[op] : nullptr;
+}
 
 // Only the errors of ops this thread recorded: NumPy's error state is per
 // thread, and each op's errors belong under the state its thread was in.
-uint32_t take_fp_errors(npvk_fp_error *errors) {
-  // Every ufunc loop call asks: while no context noted an exception since
-  // this thread last took its own, there is nothing to take, and the
-  // context's lock is not worth it (a NumPy reduction along a short axis
-  // calls a loop per row).
-  thread_local uint64_t seen = UINT64_MAX;
-  const uint64_t epoch = npvk_fp_error_epoch();
-  if (epoch == 0) return 0;  // none ever: not even a look at this thread's state
-  if (epoch == seen) return 0;
-  uint32_t count = 0;
-  const npvk_context ctx = bound_context();
-  if (!ctx.id ||
-      npvk_context_take_thread_fp_errors(ctx, errors, NPVK_OP_COUNT, &count) != NPVK_SUCCESS)
-    return 0;
-  seen = epoch;
-  return count;
-}
-
-int handle_fp_errors(const npvk_fp_error *errors, uint32_t count) {
-  for (uint32_t i = 0; i < count; ++i) {
-    const char *name = errors[i].op < NPVK_OP_COUNT ? g_ufunc_names[errors[i].op] : nullptr;
-    // NumPy names the exceptions of ufunc.reduce after the method.
-    if (errors[i].flags & NPVK_FP_IN_REDUCE) name = "reduce";
-    if (errors[i].flags & NPVK_FP_IN_ACCUMULATE) name = "accumulate";
-    const int r = give_fp_errors(
-        name ? name : "ufunc", int(errors[i].flags & ~(NPVK_FP_IN_REDUCE | NPVK_FP_IN_ACCUMULATE)));
-    if (r < 0) return -1;
-  }
-  return 0;
-}
-
-}  // namespace
-
 int report_fp_errors() {
   if (warn_failures() < 0) return -1;
-  npvk_fp_error errors[NPVK_OP_COUNT];
-  return handle_fp_errors(errors, take_fp_errors(errors));
+  take_fp_errors_of_thread();
+  return report_taken_fp_errors();
 }
 
 void report_fp_errors_from_loop() {
   // Taken without the GIL; only a report needs it.
-  npvk_fp_error errors[NPVK_OP_COUNT];
-  uint32_t count = take_fp_errors(errors);
-  if (count == 0 && !failures_unreported()) return;
+  if (!take_fp_errors_of_thread() && !failures_unreported()) return;
   PyGILState_STATE gil = PyGILState_Ensure();
-  if (warn_failures() < 0 || handle_fp_errors(errors, count) < 0) {
+  if (warn_failures() < 0 || report_taken_fp_errors() < 0) {
     // A loop cannot return an exception; the FP status is NumPy's channel for
     // it, checked when the loop returns.
     PyErr_Clear();
@@ -539,22 +506,20 @@ int report_at_the_op() {
     raise_npvk(st);
     return -1;
   }
+  note_pending_call_site();
   return report_fp_errors();
 }
 
 void report_at_the_op_from_loop() {
   if (!sync_errors()) return;
   if (flush_for_report() != NPVK_SUCCESS) note_possible_failure();
-  npvk_fp_error errors[NPVK_OP_COUNT];
-  const uint32_t count = take_fp_errors(errors);
+  const uint32_t flags = take_all_fp_flags();
   // NumPy then handles them itself, under the thread's error state and
   // filters, named after this ufunc: its exception exactly.
   int raised = 0;
-  for (uint32_t i = 0; i < count; ++i) {
-    if (errors[i].flags & NPVK_FP_DIVIDE_BY_ZERO) raised |= FE_DIVBYZERO;
-    if (errors[i].flags & NPVK_FP_OVERFLOW) raised |= FE_OVERFLOW;
-    if (errors[i].flags & NPVK_FP_INVALID) raised |= FE_INVALID;
-  }
+  if (flags & NPVK_FP_DIVIDE_BY_ZERO) raised |= FE_DIVBYZERO;
+  if (flags & NPVK_FP_OVERFLOW) raised |= FE_OVERFLOW;
+  if (flags & NPVK_FP_INVALID) raised |= FE_INVALID;
   if (raised) std::feraiseexcept(raised);
 }
 
@@ -569,6 +534,7 @@ uint64_t device_ops_counted() {
 void count_device_op() {
   ++g_device_ops;
   ++g_ops_queued;
+  note_recorded_op();
 }
 
 void count_fallback(const char *ufunc, const char *reason) {

@@ -28,6 +28,8 @@ inline PyArray_ArrFuncs *PyDataType_GetArrFuncs(const PyArray_Descr *descr) {
 
 namespace npvk_shim {
 
+struct CallSite;  // warning_sites.cpp
+
 // NumPy's element cast from `from` to type number `to` (what 1.x's
 // PyArray_GetCastFunc returned): the legacy cast table, then the
 // descriptor's castdict, which holds the float16 casts. NumPy 2 keeps only
@@ -45,6 +47,11 @@ uint16_t double_to_half_bits(double x);
 // and PyUFunc_handlefperr are gone in 2.0, and 2.0's
 // PyUFunc_GiveFloatingpointErrors is missing before it, so the error state is
 // read through numpy.geterr() and geterrcall(), which both have.
-int give_fp_errors(const char *name, int flags);
+// A warning names `site`, the call that recorded the op (warning_sites.cpp),
+// or with null the current Python frame, as NumPy's does.
+int give_fp_errors(const char *name, int flags, const CallSite *site = nullptr);
+// PyErr_WarnEx(RuntimeWarning, message, 1) as if from `site`'s frame (null:
+// the current frame); warning_sites.cpp.
+int warn_at(const CallSite *site, const char *message);
 
 }  // namespace npvk_shim

@@ -47,11 +47,12 @@ PyObject *call_numpy(const char *name) {
 }
 
 // One category, as NumPy's _error_handler acts on it.
-int act(const char *name, const char *mode, const char *errtype, int flags, bool *first) {
+int act(const char *name, const char *mode, const char *errtype, int flags, bool *first,
+        const CallSite *site) {
   char msg[160];
   std::snprintf(msg, sizeof msg, "%s encountered in %s", errtype, name);
   if (std::strcmp(mode, "ignore") == 0) return 0;
-  if (std::strcmp(mode, "warn") == 0) return PyErr_WarnEx(PyExc_RuntimeWarning, msg, 1);
+  if (std::strcmp(mode, "warn") == 0) return warn_at(site, msg);
   if (std::strcmp(mode, "print") == 0) {
     if (*first) std::fprintf(stderr, "Warning: %s\n", msg);
     *first = false;
@@ -81,7 +82,7 @@ int act(const char *name, const char *mode, const char *errtype, int flags, bool
 
 }  // namespace
 
-int give_fp_errors(const char *name, int flags) {
+int give_fp_errors(const char *name, int flags, const CallSite *site) {
   if (!(flags & (NPY_FPE_DIVIDEBYZERO | NPY_FPE_OVERFLOW | NPY_FPE_UNDERFLOW | NPY_FPE_INVALID)))
     return 0;
   PyObject *modes = call_numpy("geterr");
@@ -104,7 +105,7 @@ int give_fp_errors(const char *name, int flags) {
       r = -1;
       break;
     }
-    if ((r = act(name, text, c.errtype, flags, &first)) < 0) break;
+    if ((r = act(name, text, c.errtype, flags, &first, site)) < 0) break;
   }
   Py_DECREF(modes);
   return r;

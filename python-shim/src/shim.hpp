@@ -135,6 +135,22 @@ void report_fp_errors_from_loop();
 int report_at_the_op();
 void report_at_the_op_from_loop();
 void remember_ufunc_name(npvk_op op, const char *name);
+const char *remembered_ufunc_name(uint32_t op);  // NumPy's name of a replaced op, or null
+
+// warning_sites.cpp: each device op's FP errors are reported at the Python
+// line of the call that recorded it, once per call (its comment says how).
+// The replaced ufuncs' calls are bracketed (GIL held); end_ufunc_call returns
+// -1 with an exception set (a report at the op that raised).
+void begin_ufunc_call();
+int end_ufunc_call();
+void note_recorded_op();          // from count_device_op, with or without the GIL
+void note_pending_call_site();    // the running call's, before a report at the op (GIL)
+bool take_fp_errors_of_thread();  // takes this thread's; whether some can be reported now
+int report_taken_fp_errors();     // GIL held; 0, or -1 with an exception set
+uint32_t take_all_fp_flags();     // taken and forgotten, OR-ed (reports at the op in a loop)
+// error_state.cpp: reads the state again where warnings.filters was edited in
+// place since the last scan (0, or -1 with an exception set). GIL held.
+int refresh_if_filters_edited();
 
 // allocator.cpp
 PyObject *make_allocator_capsule();  // the NEP 49 handler

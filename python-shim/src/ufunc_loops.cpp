@@ -62,8 +62,8 @@ bool in_extobj_call() {
 }
 vectorcallfunc g_numpy_vectorcall = nullptr;  // NumPy's, the same for every ufunc
 
-PyObject *ufunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
-                           PyObject *kwnames) {
+PyObject *numpy_or_whole_call(PyObject *callable, PyObject *const *args, size_t nargsf,
+                              PyObject *kwnames) {
   {
     bool taken = false;
     PyObject *result = try_whole_call(callable, args, nargsf, kwnames, &taken);
@@ -82,6 +82,16 @@ PyObject *ufunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nar
   PyObject *result = g_numpy_vectorcall(callable, args, nargsf, kwnames);
   g_extobj_calls.fetch_sub(1, std::memory_order_relaxed);
   --t_extobj_calls;
+  return result;
+}
+
+// Every call of a replaced ufunc: what it records is noted with its Python
+// line when it ends (warning_sites.cpp).
+PyObject *ufunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames) {
+  begin_ufunc_call();
+  PyObject *result = numpy_or_whole_call(callable, args, nargsf, kwnames);
+  if (end_ufunc_call() < 0) Py_CLEAR(result);
   return result;
 }
 

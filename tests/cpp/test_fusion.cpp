@@ -314,6 +314,39 @@ TEST_F(Fusion, FpErrorsAreReportedPerOp) {
   EXPECT_TRUE(std::isinf(Read<double>(yb)[0]));
 }
 
+// npvk_context_take_op_fp_errors: one entry per op, named by its serial, where
+// the merged take gives one per op kind; and the serial up to which ops ran.
+TEST_F(Fusion, FpErrorsPerOpSerial) {
+  const int64_t n = 64;
+  std::vector<double> x = Ramp(n, 0.0, 1.0);  // x[0] == 0
+  auto [xb, xv] = Array(x);
+  auto [yb, y] = Empty<double>(n);
+  auto [zb, z] = Empty<double>(n);
+  View one = MakeScalar(ctx(), 1.0);
+  npvk_op_fp_error errors[8];
+  uint32_t count = 0;
+  uint64_t ran = 0, first = 0, second = 0;
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  NPVK_ASSERT_OK(npvk_context_take_op_fp_errors(ctx(), errors, 8, &count, nullptr));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_TRUE_DIVIDE, one.get(), xv.get(), y.get()));
+  NPVK_ASSERT_OK(npvk_context_last_op(ctx(), &first));
+  NPVK_ASSERT_OK(npvk_binary(ctx(), NPVK_OP_TRUE_DIVIDE, one.get(), xv.get(), z.get()));
+  NPVK_ASSERT_OK(npvk_context_last_op(ctx(), &second));
+  NPVK_ASSERT_OK(npvk_context_take_op_fp_errors(ctx(), errors, 8, &count, &ran));
+  EXPECT_EQ(count, 0u);
+  EXPECT_LT(ran, first);  // not run yet
+  NPVK_ASSERT_OK(npvk_sync(ctx()));
+  NPVK_ASSERT_OK(npvk_context_take_op_fp_errors(ctx(), errors, 1, &count, &ran));
+  ASSERT_EQ(count, 1u);  // the capacity: the other stays
+  EXPECT_EQ(errors[0].serial, first);
+  EXPECT_EQ(errors[0].op, uint32_t(NPVK_OP_TRUE_DIVIDE));
+  EXPECT_EQ(errors[0].flags, uint32_t(NPVK_FP_DIVIDE_BY_ZERO));
+  EXPECT_EQ(ran, second);
+  NPVK_ASSERT_OK(npvk_context_take_op_fp_errors(ctx(), errors, 8, &count, &ran));
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(errors[0].serial, second);
+}
+
 // The rare path that computes flags starts over from the loaded values,
 // not from memory this element's own in-place ops already overwrote.
 TEST_F(Fusion, FpErrorsOfInPlaceChainsUseTheLoadedValues) {
