@@ -52,6 +52,17 @@ double neutral_input(const char *ufunc) {
   return std::strcmp(ufunc, "arctanh") == 0 ? 0.0 : 1.0;
 }
 
+// Whether op(one, s) and op(s, one) raise nothing whatever the scalar s:
+// a scalar operand is not masked (it reaches every element, as in NumPy's
+// loop), so masked-out elements compute op with it. 1 + s, 1 - s and 1 * s
+// are exact or round without an exception for every s (1 + DBL_MAX rounds to
+// DBL_MAX); 1 / 0.0, 1 ** -1e308 and the like raise, where NumPy, which never
+// calls its loop there, raises nothing.
+bool scalar_safe_with_one(const char *ufunc) {
+  return std::strcmp(ufunc, "add") == 0 || std::strcmp(ufunc, "subtract") == 0 ||
+         std::strcmp(ufunc, "multiply") == 0;
+}
+
 bool float_scalar_bits(int type, double v, uint64_t *bits) {
   *bits = 0;
   if (type == NPY_HALF) {
@@ -108,7 +119,10 @@ PyObject *masked_on_device(PyUFuncObject *uf, PyObject *const *inputs, PyObject 
   npy_intp shape[NPY_MAXDIMS];
   bool pending = host_waits(mask, false) || (o && host_waits(o, true)), large = false;
   for (int k = 0; k < nin; ++k) {
-    if (!PyArray_CheckExact(inputs[k])) continue;
+    if (!PyArray_CheckExact(inputs[k])) {
+      if (!scalar_safe_with_one(uf->name)) return nullptr;
+      continue;
+    }
     PyArrayObject *a = reinterpret_cast<PyArrayObject *>(inputs[k]);
     const int t = PyArray_TYPE(a);
     if ((t != NPY_HALF && t != NPY_FLOAT && t != NPY_DOUBLE) || (type >= 0 && t != type) ||

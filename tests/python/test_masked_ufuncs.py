@@ -209,6 +209,28 @@ def test_scalar_operand_and_in_place():
     _check(expected, actual)
 
 
+@pytest.mark.parametrize("call", ["divide by zero", "zero divided", "power", "arctan2", "add"])
+def test_scalar_operands_raise_nothing_for_masked_out_elements(call):
+    """A scalar is not masked: a masked-out element must not compute
+    op(x, scalar) where NumPy's loop would raise there (1 / 0.0)."""
+    a, _ = _inputs("float64")
+    calls = {
+        "divide by zero": lambda a, m: np.divide(a, 0.0, out=np.ones_like(a), where=m),
+        "zero divided": lambda a, m: np.divide(0.0, a - 1.0, out=np.ones_like(a), where=m),
+        "power": lambda a, m: np.power(a, -1e308, out=np.ones_like(a), where=m),
+        "arctan2": lambda a, m: np.arctan2(a, 0.0, out=np.ones_like(a), where=m),
+        "add": lambda a, m: np.add(a, np.finfo(np.float64).max, out=np.ones_like(a), where=m),
+    }
+
+    def run(a, mask):
+        out = calls[call](a, mask)
+        return out, out
+
+    for mask in (np.zeros(N, bool), np.abs(a) > 5.0):  # all false, nearly all false
+        expected, actual, _ = _both(run, (a, mask))
+        _check(expected, actual)
+
+
 def test_mixed_dtypes_follow_numpys_casting():
     """float32 inputs into a float64 out=: NumPy's rules (left to NumPy)."""
     a, b = _inputs("float32")
