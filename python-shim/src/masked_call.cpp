@@ -299,7 +299,11 @@ PyObject *masked_call(PyObject *callable, PyObject *const *args, size_t nargsf, 
       if (taken) return result;
     }
   }
-  if (!settings().enabled) return numpy_call(callable, args, nargsf, kwnames);
+  // Without the cost model (NPVK_COST_MODEL=0: every supported op to the
+  // device), a call the device path above did not take (integers, a scalar
+  // that is not safe with `one`) is left to the loops, which record each run
+  // of true mask values: slow, but on the device, as that setting asks.
+  if (!settings().enabled || !cost_model_on()) return numpy_call(callable, args, nargsf, kwnames);
   // NumPy's masked loop, run by NumPy's original loops (in_masked_host_call),
   // which leave the FP errors of earlier device work to this report.
   if (report_fp_errors() < 0) return nullptr;
