@@ -111,7 +111,10 @@ PyObject *masked_on_device(PyUFuncObject *uf, PyObject *const *inputs, PyObject 
   PyArrayObject *mask = reinterpret_cast<PyArrayObject *>(where);
   if (PyArray_TYPE(mask) != NPY_BOOL || !PyArray_ISNBO(PyArray_DESCR(mask)->byteorder))
     return nullptr;
-  PyArrayObject *o = out ? reinterpret_cast<PyArrayObject *>(out) : nullptr;
+  // Without out= the masked-out elements are uninitialised, and NumPy 2.2+
+  // warns so ("'where' used without 'out'"): NumPy's call, which does.
+  if (!out) return nullptr;
+  PyArrayObject *o = reinterpret_cast<PyArrayObject *>(out);
   if (o && (!PyArray_CheckExact(out) || !PyArray_ISWRITEABLE(o) || !PyArray_ISALIGNED(o)))
     return nullptr;
   // One float dtype for every array, and the broadcast shape of the inputs.
