@@ -47,6 +47,9 @@ int protection_of(ManagedMemory::State s) {
 // kernel use huge pages (where THP is "madvise" or "always"), so one entry
 // covers 512 pages; fewer faults and TLB misses in the kernels too.
 constexpr uint64_t kHugePage = 2ull << 20;
+// A spare below a huge page serves a request at most 1/kSmallSpareSlack smaller
+// (take_spare).
+constexpr uint64_t kSmallSpareSlack = 4;
 
 // Linux 6.1's synchronous collapse into huge pages (older headers lack it;
 // older kernels answer EINVAL, and the advice alone stays).
@@ -360,16 +363,24 @@ ManagedMemory::Allocation *ManagedMemory::take_spare(uint64_t mapped) {
     // NumPy's 254 MB of distinct ones, and in a guest that hands a process
     // the pages the one before it freed, a program that needs more than
     // that gets pages never touched (3-5 ms per huge page, against 0.3).
-    if (mapped < kHugePage) return nullptr;
     auto larger = spare_.upper_bound(mapped);
     if (larger == spare_.end()) return nullptr;
+    // Below a huge page the smallest larger spare is taken whole, where it
+    // is at most a quarter larger: loops over shrinking row slices (Gaussian
+    // elimination, LU by rows) free a temporary a few pages larger than the
+    // next, and fresh pages for each (a fault and a zero-fill per page) cost
+    // more than the loop's arithmetic: 600 x 600 elimination spent half its
+    // time in the kernel's page allocator, 3x NumPy, whose heap reuses the
+    // block. The unused tail stays the allocation's, read-write, like the
+    // gap after every array.
+    if (mapped < kHugePage && larger->first > mapped + mapped / kSmallSpareSlack) return nullptr;
     fit = spare_.equal_range(larger->first);
   }
   auto spare = std::prev(fit.second);
   Allocation *a = spare->second;
   spare_.erase(spare);
   spare_bytes_ -= a->mapped;
-  if (a->mapped > mapped) cut_to(*a, mapped);
+  if (a->mapped > mapped && mapped >= kHugePage) cut_to(*a, mapped);
   return a;
 }
 

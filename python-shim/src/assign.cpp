@@ -47,9 +47,47 @@ bool managed_and_large(PyObject *obj) {
          size >= settings().min_bytes;
 }
 
+// Whether `self[index] = value` assigns a view onto itself: `a[i:j] -= x`
+// subtracts in place, then assigns the result, the same elements, back.
+// NumPy skips that copy (PyArray_AssignArray); recording it made an op, and
+// a host flush at the next touch, of every row step of Gaussian elimination.
+bool assigns_onto_itself(PyObject *self, PyObject *index, PyObject *value) {
+  if (!PyArray_CheckExact(value)) return false;
+  PyArrayObject *src = reinterpret_cast<PyArrayObject *>(value);
+  PyObject *view_obj = PyObject_GetItem(self, index);
+  if (!view_obj) {
+    PyErr_Clear();  // NumPy's assignment raises its own error
+    return false;
+  }
+  bool same = PyArray_CheckExact(view_obj);
+  if (same) {
+    PyArrayObject *view = reinterpret_cast<PyArrayObject *>(view_obj);
+    same = PyArray_DATA(view) == PyArray_DATA(src) && PyArray_NDIM(view) == PyArray_NDIM(src) &&
+           PyArray_EquivTypes(PyArray_DESCR(view), PyArray_DESCR(src));
+    for (int d = 0; same && d < PyArray_NDIM(view); ++d)
+      same = PyArray_DIM(view, d) == PyArray_DIM(src, d) &&
+             (PyArray_DIM(view, d) == 1 || PyArray_STRIDE(view, d) == PyArray_STRIDE(src, d));
+  }
+  Py_DECREF(view_obj);
+  return same;
+}
+
+// Whether NumPy's own copy is the better path: with the cost model on, an
+// assignment that waits for no queued work (neither the destination's
+// writes nor the value's reads) is host work on host pages, as np.copyto of
+// a fill is (npvk/_assign.py). Recorded, it became an op that the next host
+// touch flushed on the host (LU by rows: two such flushes and faults a step,
+// 1.7x NumPy's time).
+bool numpy_assigns_best(PyObject *self, PyObject *value) {
+  if (!cost_model_on() || host_waits(reinterpret_cast<PyArrayObject *>(self), true)) return false;
+  return !PyArray_Check(value) || !host_waits(reinterpret_cast<PyArrayObject *>(value), false);
+}
+
 int assign_subscript(PyObject *self, PyObject *index, PyObject *value) {
   if (value && g_assign_handler && settings().enabled && managed_and_large(self) &&
       basic_index(index, PyArray_NDIM(reinterpret_cast<PyArrayObject *>(self)))) {
+    if (assigns_onto_itself(self, index, value)) return 0;
+    if (numpy_assigns_best(self, value)) return g_original_assign(self, index, value);
     // Counted like the loops: NumPy's path under an error state or warnings
     // filter that deferred reports cannot honour.
     if (strict_errors()) {

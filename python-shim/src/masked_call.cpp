@@ -30,21 +30,7 @@
 namespace npvk_shim {
 namespace {
 
-constexpr npy_intp kMaxUpload = 1 << 20;  // as for a whole call's small host arrays
 constexpr int kMaxInputs = 3;
-
-bool host_waits(PyArrayObject *a, bool write) {
-  int read_waits = 0, write_waits = 0;
-  return npvk_managed_pending(PyArray_DATA(a), &read_waits, &write_waits) == NPVK_SUCCESS &&
-         (write ? write_waits : read_waits);
-}
-
-bool managed(PyArrayObject *a) {
-  int found = 0;
-  void *base = nullptr;
-  uint64_t size = 0;
-  return npvk_managed_lookup(PyArray_DATA(a), &found, &base, &size) == NPVK_SUCCESS && found;
-}
 
 // The value masked-out elements reach the op as: 1 is exact for every ufunc
 // npvk has (1/1, log(1), arccosh(1), 1**1, ...) but arctanh, whose pole it is.

@@ -427,11 +427,7 @@ PyMethodDef g_methods[] = {
        PyObject *array = nullptr;
        int write = 0;
        if (!PyArg_ParseTuple(args, "O!p", &PyArray_Type, &array, &write)) return nullptr;
-       int read_waits = 0, write_waits = 0;
-       const bool known =
-           npvk_managed_pending(PyArray_DATA(reinterpret_cast<PyArrayObject *>(array)), &read_waits,
-                                &write_waits) == NPVK_SUCCESS;
-       return PyBool_FromLong(known && (write ? write_waits : read_waits));
+       return PyBool_FromLong(host_waits(reinterpret_cast<PyArrayObject *>(array), write));
      },
      METH_VARARGS,
      "host_waits(array, write) -> whether a host read or write would wait for queued device work"},

@@ -238,6 +238,13 @@ PyObject *py_device_reduce(PyObject *, PyObject *args);
 PyObject *py_device_accumulate(PyObject *, PyObject *args);
 
 // A view of an ndarray whose data lies in managed memory.
+// array_state.cpp: what the runtime knows of an array's memory.
+// Host arrays up to this size are uploaded rather than refusing a call.
+constexpr npy_intp kMaxUpload = 1 << 20;
+// Whether a host read (write) of the array's data would wait for queued device work.
+bool host_waits(PyArrayObject *a, bool write);
+// Whether the array's data is managed memory; *size (if given): its allocation's size.
+bool managed(PyArrayObject *a, uint64_t *size = nullptr);
 npvk_status managed_array_view(PyObject *array, npvk_dtype dtype, npvk_view *out);
 // Why a recording call failed, as a fallback reason (null on success).
 const char *status_reason(npvk_status st);

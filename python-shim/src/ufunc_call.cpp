@@ -40,15 +40,6 @@ namespace {
 
 constexpr int kMaxInputs = 3;
 constexpr int kMaxOutputs = 2;  // divmod, modf, frexp
-// Host arrays up to this size are uploaded rather than refusing the call.
-constexpr npy_intp kMaxUpload = 1 << 20;
-
-// Whether a host access would wait for queued device work.
-bool host_waits(PyArrayObject *a, bool write) {
-  int read_waits = 0, write_waits = 0;
-  return npvk_managed_pending(PyArray_DATA(a), &read_waits, &write_waits) == NPVK_SUCCESS &&
-         (write ? write_waits : read_waits);
-}
 
 bool c_ordered(PyArrayObject *a) {
   npy_intp last = NPY_MAX_INTP;
@@ -59,12 +50,6 @@ bool c_ordered(PyArrayObject *a) {
     last = s;
   }
   return true;
-}
-
-bool managed(PyArrayObject *a, uint64_t *size) {
-  int found = 0;
-  void *base = nullptr;
-  return npvk_managed_lookup(PyArray_DATA(a), &found, &base, size) == NPVK_SUCCESS && found;
 }
 
 // The first loop NumPy's default type resolution would pick for inputs of
