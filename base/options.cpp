@@ -133,9 +133,10 @@ const std::vector<OptionInfo> &option_table() {
        true},
       {"NPVK_MIN_BYTES", "1048576 (1 MiB)",
        "arrays smaller than this stay on NumPy's path; 0 accelerates everything supported; not "
-       "an integer is an error. Derived from it: arrays of min(NPVK_MIN_BYTES/8, max(4 KiB, "
-       "NPVK_MIN_BYTES/256)) bytes and more (4 KiB at the default) get managed memory, and the "
-       "first of them binds the device",
+       "an integer is an error. Derived from it: arrays of NPVK_MIN_BYTES/8 bytes and more get "
+       "managed memory (the first binds the device), and so do those from min(NPVK_MIN_BYTES/8, "
+       "max(4 KiB, NPVK_MIN_BYTES/256)) bytes (4 KiB at the default) while the program sends "
+       "work to the device; smaller arrays are never managed",
        "python", true},
       {"NPVK_COST_MODEL", "on",
        "0: recorded elementwise work always runs on the device; otherwise each flush runs where "
