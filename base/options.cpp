@@ -66,7 +66,11 @@ Options Options::from_environment() {
   o.fusion = !is_zero(std::getenv("NPVK_FUSION"));
   if (const char *v = std::getenv("NPVK_GRAPH")) o.graph_dir = v;
   o.zero_copy = !is_zero(std::getenv("NPVK_ZERO_COPY"));
-  o.prepare_device = !is_zero(std::getenv("NPVK_PREPARE_DEVICE"));
+  const char *prepare = std::getenv("NPVK_PREPARE_DEVICE");
+  if (is_zero(prepare))
+    o.prepare_device = PrepareDevice::Never;
+  else if (prepare && std::strcmp(prepare, "1") == 0)
+    o.prepare_device = PrepareDevice::Always;
   o.vector_access = is_on(std::getenv("NPVK_VECTOR_ACCESS"));
   if (const char *v = std::getenv("NPVK_DEBUG_KERNEL_DIR")) o.debug_kernel_dir = v;
   if (const char *v = std::getenv("NPVK_DEVICE_MEMORY_BUDGET")) o.device_memory_budget = v;
@@ -121,48 +125,54 @@ bool parse_byte_count(const char *text, uint64_t *out) {
 }
 
 const std::vector<OptionInfo> &option_table() {
-  // Keep docs/settings.md the same table.
+  // docs/settings.md and the README's list are printed from this table
+  // (tools/npvk_settings.cpp); ctest -R settings_docs checks them.
   static const std::vector<OptionInfo> *table = new std::vector<OptionInfo>{
       {"NPVK", "unset (off)",
-       "anything but empty or 0 enables npvk in every Python program that imports NumPy", "python"},
+       "anything but empty or 0 enables npvk in every Python program that imports NumPy", "python",
+       true},
       {"NPVK_MIN_BYTES", "1048576 (1 MiB)",
        "arrays smaller than this stay on NumPy's path; 0 accelerates everything supported; not "
-       "an integer is an error",
-       "python"},
+       "an integer is an error. Derived from it: arrays of NPVK_MIN_BYTES/8 bytes and more get "
+       "managed memory (the first binds the device), and so do those from min(NPVK_MIN_BYTES/8, "
+       "max(4 KiB, NPVK_MIN_BYTES/256)) bytes (4 KiB at the default) while the program sends "
+       "work to the device; smaller arrays are never managed",
+       "python", true},
       {"NPVK_COST_MODEL", "on",
        "0: recorded elementwise work always runs on the device; otherwise each flush runs where "
        "it is estimated faster, the device or NumPy's own loops (not with NPVK_MIN_BYTES=0)",
-       "python"},
+       "python", true},
       {"NPVK_STATS", "unset (off)",
-       "anything but empty or 0 prints a one-line summary of what ran where at exit", "python"},
+       "anything but empty or 0 prints a one-line summary of what ran where at exit", "python",
+       true},
       {"NPVK_REPORT", "unset (off)",
        "a CSV file written at exit: per call site, ops on the device, fallbacks and why, host "
        "syncs",
-       "python"},
+       "python", true},
       {"NPVK_PROFILE", "unset (off)",
        "1 prints where the time went on stderr, any other value but 0 names a JSON file; "
        "written at exit (Python) or at a context's release (C)",
-       "python, context"},
+       "python, context", true},
       {"NPVK_TRACE", "unset (off)",
        "a Chrome trace file (chrome://tracing, Perfetto) of the context's work, traced from its "
        "creation and written at its release; 0 is off",
-       "context"},
+       "context", true},
       {"NPVK_GRAPH", "unset (off)",
        "a directory that gets each flush's graph as Graphviz dot (and SVG from Python when dot "
        "is installed)",
-       "python, context"},
+       "python, context", true},
       {"NPVK_DEVICE",
        "local-rank: of the usable devices of the best type (discrete, integrated, virtual, then "
        "CPU), the one at the local rank modulo their count; the first without a rank",
        "the device by index, case-insensitive name fragment or local-rank, when the caller "
        "names none",
-       "context, npvk_device_select, npvk-info"},
+       "context, npvk_device_select, npvk-info", true},
       {"NPVK_LOCAL_RANK", "unset (no rank)",
        "the local rank for local-rank where OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID and "
        "SLURM_LOCALID are unset; npvk.dask sets it to a worker's slot",
-       "context, npvk_device_select, npvk-info"},
+       "context, npvk_device_select, npvk-info", true},
       {"NPVK_CACHE_DIR", "$XDG_CACHE_HOME/npvk, else $HOME/.cache/npvk",
-       "where compiled kernels and the pipeline cache are kept", "context"},
+       "where compiled kernels and the pipeline cache are kept", "context", true},
       {"XDG_CACHE_HOME", "unset",
        "the kernel cache is $XDG_CACHE_HOME/npvk when NPVK_CACHE_DIR is unset", "context"},
       {"HOME", "(the user's)",
@@ -172,26 +182,28 @@ const std::vector<OptionInfo> &option_table() {
       {"NPVK_VALIDATION", "unset (off)",
        "anything but empty or 0 enables the Khronos validation layer; messages are printed and "
        "counted",
-       "context"},
-      {"NPVK_FUSION", "on", "0: one kernel per op instead of fused kernels", "context"},
+       "context", true},
+      {"NPVK_FUSION", "on", "0: one kernel per op instead of fused kernels", "context", true},
       {"NPVK_FUSE_MIN_ELEMENTS", "65536", "ops over fewer elements are not fused", "context"},
       {"NPVK_LOOP_BUDGET", "32768 on llvmpipe, else unlimited (2^40)",
        "the most elements one kernel invocation loops over (at least 1)", "context"},
       {"NPVK_MAX_WORKGROUPS", "256 on CPU devices, else the device limit",
        "workgroups per dispatch at most (at least 1)", "context"},
-      {"NPVK_PREPARE_DEVICE", "off in Python, on for npvk_device_prepare",
-       "1: npvk.enable() makes the device ahead, on a thread of its own (its loading of the "
-       "driver slows the program's own imports about as much as it saves); 0: "
-       "npvk_device_prepare does nothing",
-       "process"},
+      {"NPVK_PREPARE_DEVICE",
+       "the device is made ahead only where the program asks "
+       "(npvk_device_prepare); npvk.enable() does not",
+       "1: npvk.enable() also makes the device ahead, on a thread of its own, 50 ms after it (off "
+       "by default: its loading of the driver slowed the program's own imports about as much as "
+       "it saved); 0: npvk_device_prepare does nothing either",
+       "npvk_device_prepare, python"},
       {"NPVK_ZERO_COPY", "on",
        "0 keeps a device copy of every wrapped host buffer even where the device could use the "
        "pages in place",
-       "context"},
+       "context", true},
       {"NPVK_DEVICE_MEMORY_BUDGET", "VK_EXT_memory_budget's figure, else the device-local heap",
        "the most device memory (bytes, K/M/G suffix) device copies of host arrays may hold; a "
        "value that is not a byte count is reported and ignored",
-       "context"},
+       "context", true},
       {"NPVK_VECTOR_ACCESS", "off",
        "1: contiguous elementwise kernels read and write 4 elements per invocation as vectors "
        "where the operands are aligned",
@@ -209,10 +221,14 @@ const std::vector<OptionInfo> &option_table() {
        "process"},
       {"NPVK_HOST_THREADS", "one per usable core",
        "threads that run NumPy's elementwise loops when a flush runs on the host (1: the "
-       "flushing thread alone)",
-       "process"},
+       "flushing thread alone); npvk-info prints the count",
+       "process", true},
       {"NPVK_PAGE_ALIAS", "private until a second thread starts, then shared",
        "1: every managed array is two shared mappings; 0: one private mapping each", "process"},
+      {"NPVK_STOCK_MESA", "unset (install Mesa 25's lavapipe on Debian 12)",
+       "1: scripts/install-deps.sh (and so run-main.sh and test.sh) keeps Debian 12's Mesa 22.3 "
+       "as the default driver instead of installing Mesa 25's lavapipe from bookworm-backports",
+       "scripts/install-deps.sh"},
       {"NPVK_SYSCALL_GUARD", "on",
        "0 leaves system calls on managed memory unguarded (they can fail with EFAULT); for "
        "diagnosis",

@@ -1,5 +1,7 @@
-// Every NPVK_* environment variable of the runtime, parsed in one place
-// (docs/settings.md lists them all, with the ones the Python package reads).
+// Every NPVK_* environment variable of the runtime, parsed in one place.
+// option_table() below documents them all, with the ones the Python package
+// and the set-up scripts read; docs/settings.md and the README's list are
+// generated from it (tools/npvk_settings.cpp; ctest -R settings_docs).
 //
 // A context takes its own snapshot when it is created (Options::
 // from_environment()), so a program or a test that changes the environment
@@ -26,6 +28,14 @@ enum class PageAlias {
   Auto,    // unset or any other value: once the program runs more than one thread
   Never,   // "0"
   Always,  // "1"
+};
+
+// NPVK_PREPARE_DEVICE: whether the device is made ahead, on a thread of its
+// own. One rule for C and Python.
+enum class PrepareDevice {
+  Asked,   // unset or any other value: where the program asks (npvk_device_prepare)
+  Never,   // "0": npvk_device_prepare does nothing
+  Always,  // "1": also npvk.enable() (the Python package) makes it ahead
 };
 
 // NPVK_DISABLE_FEATURES=float64,int64 (test-only): shader features reported
@@ -67,10 +77,8 @@ struct Options {
   // value as given: only unset or empty means none ("0" names a directory
   // here; the Python package treats "0" as off and never passes it on).
   std::string graph_dir;
-  // NPVK_PREPARE_DEVICE: "0" makes npvk_device_prepare do nothing; anything
-  // else or unset prepares. (The Python package calls it at enable() only
-  // where the variable is "1".)
-  bool prepare_device = true;
+  // NPVK_PREPARE_DEVICE: see PrepareDevice. Default Asked.
+  PrepareDevice prepare_device = PrepareDevice::Asked;
   // NPVK_ZERO_COPY: "0" mirrors every wrapped host buffer instead of
   // importing its pages; anything else or unset imports where possible.
   bool zero_copy = true;
@@ -137,11 +145,13 @@ struct OptionInfo {
   const char *default_value;  // what unset means
   const char *meaning;        // one line
   const char *read_by;        // "context", "process", "python", "npvk-info", joined by ", "
+  bool in_readme = false;     // also in the README's short list (what a user sets)
 };
 
 // Every variable npvk reads: those of Options, the standard ones the cache
-// directory falls back on, and the ones the Python package reads itself.
-// docs/settings.md is this table.
+// directory falls back on, the ones the Python package reads itself and the
+// set-up scripts' own. The one source of docs/settings.md and the README's
+// list: tools/npvk_settings prints them, ctest -R settings_docs compares.
 const std::vector<OptionInfo> &option_table();
 
 }  // namespace npvk

@@ -98,7 +98,7 @@ void prepare_device(const char *selector, bool validation, uint32_t delay_ms) {
   Preparation &p = preparation();
   const Options env = Options::from_environment();
   // Test-only feature masks that warn are left to the context (warned once).
-  if (!env.prepare_device || !env.disable_features.unknown.empty()) return;
+  if (env.prepare_device == PrepareDevice::Never || !env.disable_features.unknown.empty()) return;
   {
     std::lock_guard<std::mutex> lock(p.mutex);
     if (p.started) {

@@ -21,7 +21,7 @@ __all__ = ["enable", "disable", "is_enabled", "sync", "stats", "reset_stats", "d
            "profile", "trace", "explain", "get_include"]
 
 # Not yet a measured optimum: on lavapipe every unfused device op is slower than
-# NumPy's loop at every size (README, "Performance today"), and no GPU has been
+# NumPy's loop at every size (docs/notes/2026-12-07-performance-log.md), and no GPU has been
 # measured yet. 1 MiB keeps small-array code on NumPy's path, where per-call
 # recording and synchronisation would dominate on any device.
 DEFAULT_MIN_BYTES = 1 << 20
@@ -139,9 +139,12 @@ def enable(min_bytes=None, device=None):
         _check_same_device(device)  # a process enabled before stays on its device
         # With NPVK_PREPARE_DEVICE=1, enable() starts making the device on a
         # thread of its own; at exit that must be over before the C library's
-        # exit handlers run. Off by default: the thread's loading of the
-        # driver slowed the program's own imports by as much as it saved
-        # (docs/architecture.md, "Device binding and many devices").
+        # exit handlers run. The rule is the C runtime's (npvk::PrepareDevice,
+        # base/options.hpp): 1 always, 0 never (npvk_device_prepare then does
+        # nothing), anything else only where the program asks, which enable()
+        # does not: the thread's loading of the driver slowed the program's
+        # own imports by as much as it saved (docs/architecture.md, "Device
+        # binding and many devices").
         atexit.register(_native.end_device_preparation)
         _native.enable(int(min_bytes), None if device is None else str(device),
                        os.environ.get("NPVK_PREPARE_DEVICE", "0") == "1")

@@ -23,7 +23,8 @@ namespace {
 // NPVK_MIN_BYTES, so that the bool result of a comparison on float64 arrays
 // at the threshold is managed, and down to one page (an mmap each is cheap
 // there), so that a time step's small state vectors (N-body's positions and
-// velocities) can take device results without syncing.
+// velocities) can take device results without syncing. 4 KiB at the default
+// 1 MiB; the settings table (base/options.cpp, NPVK_MIN_BYTES) states it.
 uint64_t managed_from() {
   const uint64_t min = settings().min_bytes;
   return std::min<uint64_t>(min / 8, std::max<uint64_t>(4096, min / 256));
