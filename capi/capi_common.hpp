@@ -26,6 +26,10 @@ inline std::shared_ptr<View> get_view(npvk_view h) {
   return handle_object<View>(HandleKind::View, h.id);
 }
 
+// A scalar operand holding the value of `dtype` at `value` (capi_views.cpp).
+std::shared_ptr<View> make_scalar_view(const std::shared_ptr<Context> &ctx, npvk_dtype dtype,
+                                       const void *value);
+
 // Copies a struct that carries its own size: at most what both sides know.
 template <typename T>
 void copy_sized(T *out, const T &value) {

@@ -1,5 +1,9 @@
 // Managed memory: the host-coherent allocations interposing runtimes use.
+#include <algorithm>
+#include <vector>
+
 #include "capi/capi_common.hpp"
+#include "compile/dtype.hpp"
 #include "interpose/fault_handler.hpp"
 #include "interpose/managed_memory.hpp"
 
@@ -102,6 +106,59 @@ NPVK_API npvk_status npvk_managed_view(const void *ptr, npvk_dtype dtype, uint32
     uint64_t offset = uint64_t(static_cast<const uint8_t *>(ptr) - a->base);
     out->id = handle_add(HandleKind::View,
                          make_view(mm.buffer_of(*a), offset, dtype, ndim, shape, strides));
+  });
+}
+
+NPVK_API npvk_status npvk_managed_apply(npvk_op op, uint32_t nin, uint32_t nout,
+                                        const npvk_managed_operand *operands, uint64_t min_bytes,
+                                        const char **declined) {
+  return guarded([&] {
+    require_out(declined, "declined");
+    *declined = nullptr;
+    require(nin + nout <= kMaxOperands && nout >= 1, NPVK_ERR_INVALID_ARGUMENT,
+            "an operation has 1 to 4 operands and at least one output");
+    require(operands != nullptr, NPVK_ERR_INVALID_ARGUMENT, "operands is null");
+    ManagedMemory &mm = managed();
+    ContextLock lock(mm.context()->mutex());
+    require(mm.active(), NPVK_ERR_UNSUPPORTED, "managed memory is disabled in this process");
+    mm.context()->check_usable();
+    // Every operand is found before any view is made: making one wraps its
+    // allocation for the device, which a declined call must not do.
+    ManagedMemory::Allocation *found[kMaxOperands] = {};
+    uint64_t largest = 0;
+    for (uint32_t k = 0; k < nin + nout; ++k) {
+      const npvk_managed_operand &o = operands[k];
+      require(o.data != nullptr, NPVK_ERR_INVALID_ARGUMENT, "an operand's data is null");
+      require(!o.scalar || k < nin, NPVK_ERR_INVALID_ARGUMENT, "an output cannot be a scalar");
+      if (o.scalar) continue;
+      require(o.ndim <= NPVK_MAX_DIMS && (o.shape || o.ndim == 0), NPVK_ERR_INVALID_ARGUMENT,
+              "an operand's shape is invalid");
+      found[k] = mm.may_hold(o.data) ? mm.find(o.data) : nullptr;
+      if (!found[k]) {
+        uint64_t bytes = dtype_info(o.dtype).itemsize;
+        for (uint32_t d = 0; d < o.ndim; ++d) bytes *= uint64_t(std::max<int64_t>(o.shape[d], 0));
+        *declined = bytes < min_bytes ? "small" : "unmanaged operand";
+        return;
+      }
+      largest = std::max(largest, found[k]->size);
+    }
+    if (largest < min_bytes) {
+      *declined = "small";
+      return;
+    }
+    std::shared_ptr<View> views[kMaxOperands];
+    std::vector<const View *> ptrs(nin + nout);
+    for (uint32_t k = 0; k < nin + nout; ++k) {
+      const npvk_managed_operand &o = operands[k];
+      if (o.scalar) {
+        views[k] = make_scalar_view(mm.context(), o.dtype, o.data);
+      } else {
+        const uint64_t offset = uint64_t(static_cast<const uint8_t *>(o.data) - found[k]->base);
+        views[k] = make_view(mm.buffer_of(*found[k]), offset, o.dtype, o.ndim, o.shape, o.strides);
+      }
+      ptrs[k] = views[k].get();
+    }
+    mm.context()->apply(op, ptrs, nin);
   });
 }
 

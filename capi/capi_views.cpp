@@ -30,6 +30,21 @@ uint64_t widen_scalar(npvk_dtype dtype, const void *value) {
 
 }  // namespace
 
+namespace npvk {
+
+std::shared_ptr<View> make_scalar_view(const std::shared_ptr<Context> &ctx, npvk_dtype dtype,
+                                       const void *value) {
+  dtype_info(dtype);  // validates
+  auto view = std::make_shared<View>();
+  view->ctx = ctx;
+  view->dtype = dtype;
+  view->scalar = true;
+  view->scalar_bits = widen_scalar(dtype, value);
+  return view;
+}
+
+}  // namespace npvk
+
 extern "C" {
 
 NPVK_API npvk_status npvk_view_create(npvk_buffer hb, uint64_t offset, npvk_dtype dtype,
@@ -52,13 +67,7 @@ NPVK_API npvk_status npvk_view_create_scalar(npvk_context hc, npvk_dtype dtype, 
     auto ctx = get_context(hc);
     ContextLock lock(ctx->mutex());
     ctx->check_usable();
-    dtype_info(dtype);  // validates
-    auto view = std::make_shared<View>();
-    view->ctx = ctx;
-    view->dtype = dtype;
-    view->scalar = true;
-    view->scalar_bits = widen_scalar(dtype, value);
-    out->id = handle_add(HandleKind::View, view);
+    out->id = handle_add(HandleKind::View, make_scalar_view(ctx, dtype, value));
   });
 }
 

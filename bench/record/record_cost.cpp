@@ -83,9 +83,85 @@ void BM_RecordUnaryStrided2D(benchmark::State &state) {
   });
 }
 
+// An interposer's loop call on managed memory (the Python shim's ufunc
+// loops): the operands are pointers, and the runtime finds their allocations.
+struct ManagedSetup {
+  npvk_context ctx{};
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  ManagedSetup() {
+    if (npvk_managed_enable(nullptr, &ctx) != NPVK_SUCCESS) {
+      std::fprintf(stderr, "no managed memory: %s\n", npvk_last_error_message());
+      std::exit(1);
+    }
+    for (void **p : {&a, &b, &c}) npvk_managed_alloc(uint64_t(kElements) * 8, 1, p);
+  }
+};
+
+ManagedSetup &managed_setup() {
+  static ManagedSetup s;
+  return s;
+}
+
+template <class Record>
+void run_managed(benchmark::State &state, Record record) {
+  ManagedSetup &s = managed_setup();
+  npvk_managed_sync();
+  int pending = 0;
+  for (auto _ : state) {
+    record(s);
+    if (++pending == kBatch) {
+      state.PauseTiming();
+      npvk_managed_sync();
+      pending = 0;
+      state.ResumeTiming();
+    }
+  }
+  npvk_managed_sync();
+  state.SetItemsProcessed(state.iterations());
+}
+
+// Before npvk_managed_apply: a lookup, a view and a release per operand
+// around npvk_apply, ten calls into the runtime and seven context locks.
+void BM_LoopCallThroughHandles(benchmark::State &state) {
+  run_managed(state, [](ManagedSetup &s) {
+    const void *data[3] = {s.a, s.b, s.c};
+    npvk_view views[3] = {};
+    int64_t n = kElements, stride = 8;
+    for (int k = 0; k < 3; ++k) {
+      int found = 0;
+      void *base = nullptr;
+      uint64_t size = 0;
+      npvk_managed_lookup(data[k], &found, &base, &size);
+    }
+    for (int k = 0; k < 3; ++k) npvk_managed_view(data[k], NPVK_FLOAT64, 1, &n, &stride, &views[k]);
+    npvk_apply(s.ctx, NPVK_OP_ADD, 2, views, 1, views + 2);
+    for (npvk_view v : views) npvk_view_release(v);
+  });
+}
+
+// The same call in one crossing.
+void BM_LoopCallManagedApply(benchmark::State &state) {
+  run_managed(state, [](ManagedSetup &s) {
+    int64_t n = kElements, stride = 8;
+    npvk_managed_operand operands[3] = {};
+    const void *data[3] = {s.a, s.b, s.c};
+    for (int k = 0; k < 3; ++k) {
+      operands[k].data = data[k];
+      operands[k].dtype = NPVK_FLOAT64;
+      operands[k].ndim = 1;
+      operands[k].shape = &n;
+      operands[k].strides = &stride;
+    }
+    const char *declined = nullptr;
+    npvk_managed_apply(NPVK_OP_ADD, 2, 1, operands, 0, &declined);
+  });
+}
+
 BENCHMARK(BM_RecordBinaryContiguous);
 BENCHMARK(BM_RecordBinaryWithScalar);
 BENCHMARK(BM_RecordUnaryStrided2D);
+BENCHMARK(BM_LoopCallThroughHandles);
+BENCHMARK(BM_LoopCallManagedApply);
 
 }  // namespace
 

@@ -692,6 +692,31 @@ NPVK_API npvk_status npvk_managed_pending(const void *ptr, int *read_waits, int 
 NPVK_API npvk_status npvk_managed_view(const void *ptr, npvk_dtype dtype, uint32_t ndim,
                                        const int64_t *shape, const int64_t *strides,
                                        npvk_view *out);
+/* One operand of npvk_managed_apply: an array of managed memory (`data`,
+ * `ndim`, `shape` and byte `strides` as npvk_managed_view takes them; null
+ * strides: C-contiguous), or with `scalar` set an input of one value of
+ * `dtype` at `data`, read during the call. */
+typedef struct npvk_managed_operand {
+  const void *data;
+  const int64_t *shape;
+  const int64_t *strides;
+  npvk_dtype dtype;
+  uint32_t ndim;
+  uint32_t scalar;
+  uint32_t reserved; /* 0 */
+} npvk_managed_operand;
+/* npvk_apply on managed memory in one call: the runtime finds each operand's
+ * allocation and makes its view itself, under one lock (an interposer's
+ * per-call cost: no handles to look up, make and release). Inputs, then
+ * outputs. Declining records nothing and sets `*declined` to a static reason:
+ * "unmanaged operand" for an array outside managed memory ("small" when its
+ * own bytes are below `min_bytes`), "small" when no array operand's allocation
+ * reaches `min_bytes`. `*declined` is null when the op was recorded. Errors as
+ * npvk_apply's (an output overlapping an input other than exactly:
+ * NPVK_ERR_INVALID_ARGUMENT). */
+NPVK_API npvk_status npvk_managed_apply(npvk_op op, uint32_t nin, uint32_t nout,
+                                        const npvk_managed_operand *operands, uint64_t min_bytes,
+                                        const char **declined);
 /* Makes [ptr, ptr+size) current and accessible to the host (writable when
  * `write`). A no-op for memory that is not managed. */
 NPVK_API npvk_status npvk_managed_host_access(const void *ptr, uint64_t size, int write);

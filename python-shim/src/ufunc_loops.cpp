@@ -249,7 +249,78 @@ npvk_status apply_on_copies(const Slot &s, char **args, npy_intp n, const npy_in
   return st;
 }
 
+// Why a loop call is not recorded by its operands' memory: "small" or
+// "unmanaged operand" as npvk_managed_apply decides, asked (a lookup per
+// operand) only where another reason declines the call first, so that each
+// call is counted under the same reason whichever check runs first.
+const char *memory_reason(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
+  uint64_t largest = 0;
+  for (int k = 0; k < s.nin + s.nout; ++k) {
+    if (k < s.nin && steps[k] == 0) continue;
+    int found = 0;
+    void *base = nullptr;
+    uint64_t size = 0;
+    if (npvk_managed_lookup(args[k], &found, &base, &size) != NPVK_SUCCESS || !found)
+      return int64_t(n) * s.itemsizes[k] < int64_t(settings().min_bytes) ? "small"
+                                                                         : "unmanaged operand";
+    largest = std::max(largest, size);
+  }
+  return largest < settings().min_bytes ? "small" : nullptr;
+}
+
+// What declines a call whatever its memory: the error state, the cost
+// model, and what only NumPy's own loop does.
+const char *call_reason(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
+  if (strict_errors()) return "errstate";
+  if (const char *reason = elementwise_cost_reason()) return reason;
+  if (negative_int_exponent(s, args, n, steps)) return "negative exponent";
+  if (scalar_zero_clip_bound(s, args, steps)) return "zero clip bound";
+  if (numpy_power_half_is_sqrt(s, args, steps)) return "power 0.5 is sqrt in this NumPy";
+  if (s.op == NPVK_OP_NEXTAFTER && s.dtypes[0] == NPVK_FLOAT16 &&
+      settings().half_nextafter_returns_y)
+    return "float16 nextafter of NumPy 2.5";
+  for (int k = 0; k < s.nin + s.nout; ++k)
+    if (!(k < s.nin && steps[k] == 0) &&
+        (steps[k] % s.itemsizes[k] != 0 ||
+         reinterpret_cast<uintptr_t>(args[k]) % uintptr_t(s.itemsizes[k]) != 0))
+      return "unaligned";
+  return nullptr;
+}
+
+// The views npvk_apply takes, for the overlap path (apply_on_copies).
+const char *record_with_views(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
+  const int count = s.nin + s.nout;
+  std::array<npvk_view, kMaxOperands> views{};
+  const char *reason = nullptr;
+  int made = 0;
+  for (int k = 0; k < count && !reason; ++k) {
+    npvk_status st;
+    if (k < s.nin && steps[k] == 0) {
+      uint64_t value = 0;
+      std::memcpy(&value, args[k], size_t(s.itemsizes[k]));
+      st = npvk_view_create_scalar(context(), s.dtypes[k], &value, &views[k]);
+      if (st != NPVK_SUCCESS) reason = "scalar";
+    } else {
+      int64_t shape = n, stride = steps[k];
+      st = npvk_managed_view(args[k], s.dtypes[k], 1, &shape, &stride, &views[k]);
+      if (st != NPVK_SUCCESS) reason = failure_reason(st, "view");
+    }
+    if (st == NPVK_SUCCESS) made = k + 1;
+  }
+  if (!reason) {
+    npvk_status st = apply_on_copies(s, args, n, steps, views.data());
+    if (st == NPVK_ERR_INVALID_ARGUMENT)
+      reason = "overlap";
+    else if (st != NPVK_SUCCESS)
+      reason = failure_reason(st, "device error");
+  }
+  for (int k = 0; k < made; ++k) npvk_view_release(views[k]);
+  return reason;
+}
+
 // Records the loop on the device; returns the reason it cannot, or null.
+// One crossing into the runtime where it records: npvk_managed_apply finds
+// the operands' allocations and makes their views itself.
 const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *steps) {
   const int count = s.nin + s.nout;
   if (!settings().enabled) return "disabled";
@@ -262,71 +333,31 @@ const char *try_device(const Slot &s, char **args, npy_intp n, const npy_intp *s
   // While the cost model bypasses recording, before the lookups: NumPy's
   // buffered loops over its own small buffers would be left to it anyway.
   if (const char *reason = cost_model_bypassing()) return reason;
+  if (const char *reason = call_reason(s, args, n, steps)) {
+    const char *memory = memory_reason(s, args, n, steps);
+    return memory ? memory : reason;
+  }
   // The size that decides is the largest operand's whole array (its managed
   // allocation), not this call's: NumPy hands N-d work over in chunks (rows,
   // or 8192-element buffers), and a comparison's bool output is a fraction of
-  // its inputs. Memory below the threshold is not managed by design.
-  uint64_t largest = 0;
+  // its inputs. Memory below the threshold is not managed by design. NumPy
+  // passes scalars as stride-0 inputs; they travel as push constants.
+  npvk_managed_operand operands[kMaxOperands] = {};
+  int64_t shape = n;
   for (int k = 0; k < count; ++k) {
-    if (k < s.nin && steps[k] == 0) continue;
-    int found = 0;
-    void *base = nullptr;
-    uint64_t size = 0;
-    if (npvk_managed_lookup(args[k], &found, &base, &size) != NPVK_SUCCESS || !found)
-      return int64_t(n) * s.itemsizes[k] < int64_t(settings().min_bytes) ? "small"
-                                                                         : "unmanaged operand";
-    largest = std::max(largest, size);
+    operands[k].data = args[k];
+    operands[k].dtype = s.dtypes[k];
+    operands[k].scalar = k < s.nin && steps[k] == 0;
+    operands[k].ndim = 1;
+    operands[k].shape = &shape;
+    operands[k].strides = &steps[k];
   }
-  if (largest < settings().min_bytes) return "small";
-  if (strict_errors()) return "errstate";
-  // Only now, for a call that would be recorded: a column sum over 1e5 short
-  // rows (sklearn's scaler) makes 1e5 "small" calls, and a look at the
-  // streak every 16 of them took the context's lock 6000 times.
-  if (const char *reason = elementwise_cost_reason()) return reason;
-  if (negative_int_exponent(s, args, n, steps)) return "negative exponent";
-  if (scalar_zero_clip_bound(s, args, steps)) return "zero clip bound";
-  if (numpy_power_half_is_sqrt(s, args, steps)) return "power 0.5 is sqrt in this NumPy";
-  if (s.op == NPVK_OP_NEXTAFTER && s.dtypes[0] == NPVK_FLOAT16 &&
-      settings().half_nextafter_returns_y)
-    return "float16 nextafter of NumPy 2.5";
-  std::array<npvk_view, kMaxOperands> views{};
-  const char *reason = nullptr;
-  int made = 0;
-  for (int k = 0; k < count && !reason; ++k) {
-    npvk_status st;
-    if (k < s.nin && steps[k] == 0) {
-      // NumPy passes scalars as stride-0 operands; they travel as push constants.
-      // Reading the value may fault on device-owned memory; that is handled.
-      uint64_t value = 0;
-      std::memcpy(&value, args[k], size_t(s.itemsizes[k]));
-      st = npvk_view_create_scalar(context(), s.dtypes[k], &value, &views[k]);
-      if (st != NPVK_SUCCESS) reason = "scalar";
-    } else {
-      if (steps[k] % s.itemsizes[k] != 0 ||
-          reinterpret_cast<uintptr_t>(args[k]) % uintptr_t(s.itemsizes[k]) != 0) {
-        reason = "unaligned";
-        break;
-      }
-      int64_t shape = n, stride = steps[k];
-      st = npvk_managed_view(args[k], s.dtypes[k], 1, &shape, &stride, &views[k]);
-      if (st == NPVK_ERR_INVALID_ARGUMENT)
-        reason = "unmanaged operand";
-      else if (st != NPVK_SUCCESS)
-        reason = failure_reason(st, "view");
-    }
-    if (st == NPVK_SUCCESS) made = k + 1;
-  }
-  if (!reason) {
-    npvk_status st = npvk_apply(context(), s.op, uint32_t(s.nin), views.data(), uint32_t(s.nout),
-                                views.data() + s.nin);
-    if (st == NPVK_ERR_INVALID_ARGUMENT) st = apply_on_copies(s, args, n, steps, views.data());
-    if (st == NPVK_ERR_INVALID_ARGUMENT)
-      reason = "overlap";
-    else if (st != NPVK_SUCCESS)
-      reason = failure_reason(st, "device error");
-  }
-  for (int k = 0; k < made; ++k) npvk_view_release(views[k]);
-  return reason;
+  const char *declined = nullptr;
+  const npvk_status st = npvk_managed_apply(s.op, uint32_t(s.nin), uint32_t(s.nout), operands,
+                                            settings().min_bytes, &declined);
+  if (st == NPVK_SUCCESS) return declined;
+  if (st == NPVK_ERR_INVALID_ARGUMENT) return record_with_views(s, args, n, steps);
+  return failure_reason(st, "device error");
 }
 
 void run_loop(int slot, char **args, const npy_intp *dims, const npy_intp *steps, void *data) {

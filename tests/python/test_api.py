@@ -300,3 +300,52 @@ def test_managed_pending_says_when_the_host_would_wait():
         plain = ctypes.create_string_buffer(64)
         assert ask(ctypes.addressof(plain)) == (0, 0)
         assert pending(a.ctypes.data, None, None) != 0  # a status, not a crash
+
+
+def test_managed_apply_records_one_call_or_says_why_not():
+    """npvk_managed_apply (C ABI): an elementwise call on managed memory in
+    one crossing, NumPy's bits; declined calls record nothing and say why;
+    bad arguments give a status, never a crash."""
+    import ctypes
+
+    class Operand(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.POINTER(ctypes.c_int64)), ("dtype", ctypes.c_int),
+                    ("ndim", ctypes.c_uint32), ("scalar", ctypes.c_uint32),
+                    ("reserved", ctypes.c_uint32)]
+
+    lib = libnpvk()
+    apply = lib.npvk_managed_apply
+    apply.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(Operand),
+                      ctypes.c_uint64, ctypes.POINTER(ctypes.c_char_p)]
+    add = next(code for code, name, *_ in npvk._native.op_table() if name == "add")
+    float64 = npvk._dtype_code(np.dtype(np.float64))
+    n = ctypes.c_int64(50_000)
+    step = ctypes.c_int64(8)
+
+    def operands(*arrays):
+        ops = (Operand * len(arrays))()
+        for k, a in enumerate(arrays):
+            ops[k] = Operand(a if isinstance(a, int) else a.ctypes.data, ctypes.pointer(n),
+                             ctypes.pointer(step), float64, 1, 0, 0)
+        return ops
+
+    def call(ops, count, min_bytes=0):
+        declined = ctypes.c_char_p()
+        status = apply(add, count - 1, 1, ops, min_bytes, ctypes.byref(declined))
+        return status, declined.value
+
+    x = np.arange(50_000.0)
+    with npvk_enabled(min_bytes=0):
+        a, b, c = np.append(x, 0.0), np.array(x * 3), np.empty(50_000)
+        npvk.sync()
+        assert call(operands(a, b, c), 3) == (0, None)
+        assert np.array_equal(c, x + x * 3)
+        plain = np.frombuffer(bytearray(400_000), dtype=np.float64)  # not managed
+        assert call(operands(a, plain, c), 3) == (0, b"unmanaged operand")
+        assert call(operands(a, plain, c), 3, min_bytes=1 << 30) == (0, b"small")
+        assert call(operands(a, b, c), 3, min_bytes=1 << 30) == (0, b"small")
+        assert call(operands(a, b, a[1:]), 3)[0] != 0  # overlap: a status
+        assert call(operands(a, b, c), 5)[0] != 0  # five operands
+        assert apply(add, 2, 1, None, 0, None) != 0
+        assert call(operands(0, b, c), 3)[0] != 0  # null data
