@@ -12,12 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "compile/codegen.hpp"
 #include "compile/dtype.hpp"
+#include "compile/families/elementwise/elementwise_glsl.hpp"
+#include "compile/families/matmul/matmul_plan.hpp"
+#include "compile/families/reduce/reduce_plan.hpp"
 #include "compile/kernel_abi.hpp"
-#include "compile/matmul.hpp"
 #include "compile/ops.hpp"
-#include "compile/reduction.hpp"
 #include "vulkan/compiler.hpp"
 
 namespace npvk {

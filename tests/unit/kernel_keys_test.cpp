@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "compile/families/matmul/matmul_plan.hpp"
+#include "compile/families/reduce/reduce_plan.hpp"
 #include "compile/kernel_spec.hpp"
-#include "compile/matmul.hpp"
-#include "compile/reduction.hpp"
 #include "compile/view.hpp"
 
 namespace npvk {

@@ -2,7 +2,7 @@
 // loads each slot, runs the steps (each op's GLSL from compile/glsl_ops.cpp)
 // and stores the last write of each stored slot, with the FP-exception
 // scheme of docs/architecture.md ("FP exceptions").
-#include "compile/codegen.hpp"
+#include "compile/families/elementwise/elementwise_glsl.hpp"
 
 #include <functional>
 #include <set>
