@@ -116,6 +116,12 @@ TEST(CompileKernels, ElementwiseEveryOpAndLoop) {
         if (&loop != &loops.front()) continue;
         s.narrow_offsets = false;
         jobs.push_back({s.key(), generate_glsl(s)});
+        // The vector path (NPVK_VECTOR_ACCESS), which only contiguous kernels take.
+        if (strided) continue;
+        s.vector_access = true;
+        const std::string vector_source = generate_glsl(s);
+        EXPECT_NE(vector_source.find("RefV_"), std::string::npos) << s.key();
+        jobs.push_back({s.key(), vector_source});
       }
     }
   }
