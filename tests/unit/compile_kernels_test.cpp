@@ -14,8 +14,8 @@
 
 #include "compile/dtype.hpp"
 #include "compile/families/elementwise/elementwise_glsl.hpp"
-#include "compile/families/matmul/matmul_plan.hpp"
-#include "compile/families/reduce/reduce_plan.hpp"
+#include "compile/families/matmul/matmul_glsl.hpp"
+#include "compile/families/reduce/reduce_glsl.hpp"
 #include "compile/kernel_abi.hpp"
 #include "compile/ops.hpp"
 #include "vulkan/compiler.hpp"

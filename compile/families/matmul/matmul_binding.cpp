@@ -4,6 +4,7 @@
 
 #include "compile/dtype.hpp"
 #include "compile/families/kernels.hpp"
+#include "compile/families/matmul/matmul_glsl.hpp"
 #include "compile/families/matmul/matmul_replay.hpp"
 #include "compile/fusion.hpp"
 

@@ -1,9 +1,10 @@
 // GLSL for matrix products: a workgroup per 16 x 16 tile of C, staging
 // tiles of A and B in shared memory (the plan: matmul_plan.hpp).
+#include "compile/families/matmul/matmul_glsl.hpp"
+
 #include <sstream>
 
 #include "compile/dtype.hpp"
-#include "compile/families/matmul/matmul_plan.hpp"
 #include "compile/glsl_parts.hpp"
 #include "compile/kernel_abi.hpp"
 

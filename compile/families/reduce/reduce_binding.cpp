@@ -5,6 +5,7 @@
 
 #include "compile/dtype.hpp"
 #include "compile/families/kernels.hpp"
+#include "compile/families/reduce/reduce_glsl.hpp"
 #include "compile/families/reduce/reduce_replay.hpp"
 #include "compile/fusion.hpp"
 #include "compile/ops.hpp"

@@ -2,10 +2,11 @@
 // (compile/kernel_abi.hpp), which compile/families/reduce/reduce_binding.cpp fills. The
 // argument table holds the outer shape, the outer input and output strides,
 // the inner shape and the inner input strides, in elements.
+#include "compile/families/reduce/reduce_glsl.hpp"
+
 #include <sstream>
 #include <string>
 
-#include "compile/families/reduce/reduce_plan.hpp"
 #include "compile/glsl_parts.hpp"
 #include "compile/kernel_abi.hpp"
 #include "compile/ops.hpp"
