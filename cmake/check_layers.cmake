@@ -8,6 +8,11 @@
 #   runtime/   base/, compile/, vulkan/
 #   interpose/ base/, compile/, vulkan/, runtime/
 #   capi/      everything but python-shim/
+#
+# Within compile/, a kernel family's folder (compile/families/<family>/) may
+# not include another family's: what two families share belongs in
+# compile/families/ or compile/, so that a family can be changed, or a new
+# one added, without reading the others (compile/families/README.md).
 set(allowed_base "base/")
 set(allowed_compile "base/|compile/")
 set(allowed_vulkan "base/|vulkan/|compile/kernel_abi\\.hpp")
@@ -31,6 +36,12 @@ foreach(layer IN ITEMS base compile vulkan runtime interpose capi)
         # A header beside the source (no directory) belongs to its own layer.
         if(target MATCHES "/" AND NOT target MATCHES "^(${allowed_${layer}})")
           string(APPEND violations "  ${source}: #include \"${target}\"\n")
+        endif()
+        if(source MATCHES "^compile/families/([^/]+)/")
+          set(family "${CMAKE_MATCH_1}")
+          if(target MATCHES "^compile/families/([^/]+)/" AND NOT CMAKE_MATCH_1 STREQUAL family)
+            string(APPEND violations "  ${source}: #include \"${target}\" (another family's)\n")
+          endif()
         endif()
       elseif(line MATCHES "#[ \t]*include[ \t]*<([^>]+)>")
         set(target "${CMAKE_MATCH_1}")

@@ -5,6 +5,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "base/options.hpp"
 #include "compile/dtype.hpp"
 
 namespace npvk {
@@ -312,6 +313,10 @@ std::vector<PlannedKernel> plan_kernels(const std::vector<RecordedOp> &ops, bool
     k.spec.rank = k.space.contiguous ? 0 : k.space.rank;
     k.spec.narrow_index = !k.space.contiguous && k.space.count < (int64_t(1) << 31);
     k.spec.narrow_offsets = offsets_fit_int32(k.space);
+    // Off by default (NPVK_VECTOR_ACCESS): buffer-reference vectors measured
+    // no faster on lavapipe, and Black-Scholes far slower
+    // (docs/architecture.md).
+    k.spec.vector_access = k.space.contiguous && process_options().vector_access;
   }
   return kernels;
 }

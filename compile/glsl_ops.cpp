@@ -5,8 +5,8 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "compile/codegen.hpp"
 #include "compile/dtype.hpp"
+#include "compile/families/elementwise/elementwise_glsl.hpp"
 #include "compile/glsl_parts.hpp"
 #include "compile/ops.hpp"
 

@@ -1,8 +1,8 @@
-// The pieces of generated GLSL that every kernel generator shares
-// (elementwise in codegen.cpp, reductions and scans in reduce_codegen.cpp):
-// NumPy's loop semantics per op and dtype (glsl_ops.cpp, from the op rows of
-// ops.cpp), loads, stores and shader templates (glsl_types.cpp) and FP-flag
-// tests (glsl_fp.cpp).
+// The pieces of generated GLSL that every kernel family's generator shares
+// (compile/families/<family>/<family>_glsl.cpp): NumPy's loop semantics per
+// op and dtype (glsl_ops.cpp, from the op rows of ops.cpp), loads, stores and
+// shader templates (glsl_types.cpp) and FP-flag tests (glsl_fp.cpp). They stay
+// in compile/, outside any family folder, because every family uses them.
 #pragma once
 
 #include <set>

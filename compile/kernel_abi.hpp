@@ -36,9 +36,9 @@ constexpr uint32_t kWorkgroupSize = 128;
 constexpr uint32_t kFlagsPassWanted = 0x40000000u;
 
 // What PushConstants::operand[i] holds in a reduction or scan kernel
-// (compile/reduce_codegen.cpp reads them, compile/families/reduce.cpp fills
-// them). The argument table: the outer shape, the outer input and output
-// strides, the inner shape and the inner strides.
+// (compile/families/reduce/reduce_glsl.cpp reads them, compile/families/reduce/reduce_binding.cpp
+// fills them). The argument table: the outer shape, the outer input and output strides, the inner
+// shape and the inner strides.
 namespace reduce_slot {
 enum : uint32_t {
   kInput = 0,         // the input's address
@@ -57,7 +57,7 @@ enum : uint32_t {
 }  // namespace reduce_slot
 
 // What PushConstants::operand[i] holds in a matrix product kernel
-// (compile/matmul.cpp). The argument table: A's, B's and C's two core
+// (compile/families/matmul/matmul_glsl.cpp). The argument table: A's, B's and C's two core
 // strides, then the batch shape and the three operands' batch strides.
 namespace matmul_slot {
 enum : uint32_t { kA = 0, kB = 1, kC = 2, kM = 3, kK = 4, kN = 5, kFirstTile = 6 };

@@ -44,7 +44,9 @@ std::string FusedKernelSpec::key() const {
   const char *flags = flags_loop == FlagsLoop::Deferred    ? "/fd"
                       : flags_loop == FlagsLoop::FlagsPass ? "/fp"
                                                            : "";
-  return k + (contiguous ? "/c" : "/r" + std::to_string(rank) + (narrow_index ? "n" : "")) +
+  return k +
+         (contiguous ? (vector_access ? "/cv" : "/c")
+                     : "/r" + std::to_string(rank) + (narrow_index ? "n" : "")) +
          (narrow_offsets ? "o" : "") + flags;
 }
 

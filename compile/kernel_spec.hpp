@@ -65,6 +65,11 @@ struct FusedKernelSpec {
   // index, coordinates, strides and offsets are 32-bit. CPU drivers then
   // use twice the lanes per vector register and no 64-bit multiplies.
   bool narrow_offsets = false;
+  // A contiguous kernel takes kVectorWidth elements per invocation through
+  // vector loads and stores (NPVK_VECTOR_ACCESS, which the planner reads):
+  // in the spec, not read by the generator, so that the GLSL is a function
+  // of the spec alone and the key names the variant ("/cv").
+  bool vector_access = false;
   // Where each op's flags are computed for the invocations whose results
   // were not all finite (generate_glsl): in a second loop of the kernel, or
   // in a separate flags kernel dispatched only after a kernel reported one

@@ -74,7 +74,7 @@ enum class Identity : uint8_t {
   AllOnes,  // every bit set (bitwise_and)
 };
 
-// How a float reduction folds (compile/reduce_codegen.cpp).
+// How a float reduction folds (compile/families/reduce/reduce_glsl.cpp).
 enum class FloatFold : uint8_t {
   Exact,        // no flags (max, min, logical and bitwise ops)
   Checked,      // reports overflow and invalid (multiply)

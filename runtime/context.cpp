@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "base/options.hpp"
-#include "compile/families/elementwise.hpp"
+#include "compile/families/elementwise/elementwise_binding.hpp"
 #include "compile/kernel_spec.hpp"
 #include "compile/math_tables.hpp"
 #include "runtime/fault_injection.hpp"

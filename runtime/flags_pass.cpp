@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "compile/codegen.hpp"
+#include "compile/families/elementwise/elementwise_glsl.hpp"
 #include "compile/kernel_abi.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/kernel_store.hpp"

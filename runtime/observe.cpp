@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "compile/codegen.hpp"
 #include "compile/dtype.hpp"
+#include "compile/families/elementwise/elementwise_glsl.hpp"
 #include "compile/ops.hpp"
 #include "runtime/graph_dot.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/codegen.hpp"
+#include "compile/families/elementwise/elementwise_glsl.hpp"
 #include "compile/fusion.hpp"
 #include "runtime/profile.hpp"
 #include "vulkan/executor.hpp"

@@ -7,8 +7,8 @@
 #include "base/error.hpp"
 #include "compile/dtype.hpp"
 #include "compile/families/kernels.hpp"
+#include "compile/families/matmul/matmul_plan.hpp"
 #include "compile/iteration.hpp"
-#include "compile/matmul.hpp"
 #include "compile/ops.hpp"
 #include "runtime/context.hpp"
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "compile/codegen.hpp"
+#include "compile/families/elementwise/elementwise_glsl.hpp"
+#include "compile/families/reduce/reduce_plan.hpp"
 #include "compile/fusion.hpp"
-#include "compile/reduction.hpp"
 #include "compile/row_merge.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/profile.hpp"

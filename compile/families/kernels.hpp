@@ -1,12 +1,12 @@
 // The standalone kernel families, made from their planned ops (the planning
-// itself: compile/reduction.hpp, compile/matmul.hpp).
+// itself: compile/families/reduce/reduce_plan.hpp, compile/families/matmul/matmul_plan.hpp).
 #pragma once
 
 #include <memory>
 
 #include "compile/families/family.hpp"
-#include "compile/matmul.hpp"
-#include "compile/reduction.hpp"
+#include "compile/families/matmul/matmul_plan.hpp"
+#include "compile/families/reduce/reduce_plan.hpp"
 
 namespace npvk {
 

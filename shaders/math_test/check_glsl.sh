@@ -2,7 +2,7 @@
 # Compile shaders/math_f64.glsl inside a small compute shader with the npvk
 # prelude (glslangValidator -V --target-env vulkan1.2 --spirv-val), with the
 # default (fma-free) path, with NPVK_F64_USE_FMA, and with the prelude that
-# compile/codegen.cpp emits, then check that every double
+# compile/families/elementwise/elementwise_glsl.cpp emits, then check that every double
 # literal in math_f64.glsl reached the SPIR-V as the exact intended double.
 # Needs: glslang-tools (Debian: apt-get install -y glslang-tools), python3.
 set -euo pipefail
@@ -12,7 +12,7 @@ out="${BUILD_DIR:-$here/build}"
 mkdir -p "$out"
 command -v glslangValidator >/dev/null || { echo "glslangValidator not found (apt-get install -y glslang-tools)"; exit 2; }
 
-# default/fma: the prelude npvk documents; codegen: the one compile/codegen.cpp
+# default/fma: the prelude npvk documents; codegen: the one compile/families/elementwise/elementwise_glsl.cpp
 # currently emits (no explicit _int64 line, 8/16-bit storage extensions).
 for variant in default fma codegen; do
   shader="$out/test_$variant.comp"

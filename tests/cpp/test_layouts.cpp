@@ -123,9 +123,10 @@ TEST_F(Layouts, Strided) {
 }
 
 // Strided loops split the element index into coordinates with a multiply by
-// each extent's magic number and a shift, not a division (core/codegen.cpp,
-// division_magic): extents that are 2, odd, prime, powers of two, near 2^16
-// and near 2^20, on a column-major input so that no dimensions merge.
+// each extent's magic number and a shift, not a division
+// (compile/families/elementwise/elementwise_glsl.cpp, division_magic): extents that are 2, odd,
+// prime, powers of two, near 2^16 and near 2^20, on a column-major input so that no dimensions
+// merge.
 TEST_F(Layouts, IndexSplitByMagicNumbers) {
   const npvk_dtype d = NPVK_INT32;
   const std::vector<std::pair<int64_t, int64_t>> shapes = {

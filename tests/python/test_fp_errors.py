@@ -85,7 +85,7 @@ def _accumulate_overflow_in_place():
 
 # Kernels whose element overwrites an operand it loaded (in-place updates)
 # compute flags in the main loop; the others recompute flagged elements in a
-# second pass (compile/codegen.cpp). Both are covered here.
+# second pass (compile/families/elementwise/elementwise_glsl.cpp). Both are covered here.
 CASES = {
     "divide_by_zero": lambda: _float(1.0) / _float(0.0),
     "invalid_divide": lambda: _float(0.0) / _float(0.0),

@@ -12,12 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "compile/codegen.hpp"
 #include "compile/dtype.hpp"
+#include "compile/families/elementwise/elementwise_glsl.hpp"
+#include "compile/families/matmul/matmul_glsl.hpp"
+#include "compile/families/reduce/reduce_glsl.hpp"
 #include "compile/kernel_abi.hpp"
-#include "compile/matmul.hpp"
 #include "compile/ops.hpp"
-#include "compile/reduction.hpp"
 #include "vulkan/compiler.hpp"
 
 namespace npvk {
@@ -116,6 +116,12 @@ TEST(CompileKernels, ElementwiseEveryOpAndLoop) {
         if (&loop != &loops.front()) continue;
         s.narrow_offsets = false;
         jobs.push_back({s.key(), generate_glsl(s)});
+        // The vector path (NPVK_VECTOR_ACCESS), which only contiguous kernels take.
+        if (strided) continue;
+        s.vector_access = true;
+        const std::string vector_source = generate_glsl(s);
+        EXPECT_NE(vector_source.find("RefV_"), std::string::npos) << s.key();
+        jobs.push_back({s.key(), vector_source});
       }
     }
   }

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "compile/families/matmul/matmul_plan.hpp"
+#include "compile/families/reduce/reduce_plan.hpp"
 #include "compile/kernel_spec.hpp"
-#include "compile/matmul.hpp"
-#include "compile/reduction.hpp"
 #include "compile/view.hpp"
 
 namespace npvk {
@@ -95,6 +95,22 @@ TEST(KernelKeys, Fused) {
   EXPECT_EQ(s.key(), "s:f8,f8s,f8-|add(0,1)->2;exp(2)->2/r2n");
   s.narrow_offsets = true;  // 32-bit offsets are other code
   EXPECT_EQ(s.key(), "s:f8,f8s,f8-|add(0,1)->2;exp(2)->2/r2no");
+}
+
+// The vector path is code of its own, so it has a key of its own: the
+// generator reads it from the spec, not from the environment.
+TEST(KernelKeys, VectorAccess) {
+  FusedKernelSpec s;
+  s.slots = {{NPVK_FLOAT32, false, true}, {NPVK_FLOAT32, false, true}};
+  FusedKernelSpec::Step neg;
+  neg.op = Spec(NPVK_OP_NEGATIVE, {NPVK_FLOAT32}, {NPVK_FLOAT32});
+  neg.slot[0] = 0, neg.slot[1] = 1;
+  s.steps = {neg};
+  EXPECT_EQ(s.key(), "s:f4,f4|negative(0)->1/c");
+  s.vector_access = true;
+  EXPECT_EQ(s.key(), "s:f4,f4|negative(0)->1/cv");
+  s.narrow_offsets = true;
+  EXPECT_EQ(s.key(), "s:f4,f4|negative(0)->1/cvo");
 }
 
 TEST(KernelKeys, ReduceScanMatmul) {

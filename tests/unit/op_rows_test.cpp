@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "compile/dtype.hpp"
+#include "compile/families/reduce/reduce_plan.hpp"
 #include "compile/glsl_parts.hpp"
 #include "compile/ops.hpp"
-#include "compile/reduction.hpp"
 
 namespace npvk {
 namespace {

@@ -38,6 +38,4 @@ struct MatmulOp {
 // mismatched shapes or dtypes.
 MatmulOp plan_matmul(const View &a, const View &b, const View &c);
 
-std::string generate_matmul_glsl(const MatmulOp &op);
-
 }  // namespace npvk

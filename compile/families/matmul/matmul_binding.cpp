@@ -3,8 +3,9 @@
 #include <algorithm>
 
 #include "compile/dtype.hpp"
-#include "compile/families/host_replay.hpp"
 #include "compile/families/kernels.hpp"
+#include "compile/families/matmul/matmul_glsl.hpp"
+#include "compile/families/matmul/matmul_replay.hpp"
 #include "compile/fusion.hpp"
 
 namespace npvk {

@@ -1,41 +1,17 @@
-// Host replay of reductions, scans and matrix products (host_replay.hpp).
-#include "compile/families/host_replay.hpp"
+// Host replay of reductions and scans after a failed flush (reduce_replay.hpp).
+#include "compile/families/reduce/reduce_replay.hpp"
 
 #include <cfenv>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 
 #include "base/host_fp.hpp"
 #include "compile/dtype.hpp"
-#include "compile/matmul.hpp"
-#include "compile/reduction.hpp"
+#include "compile/families/reduce/reduce_plan.hpp"
+#include "compile/families/replay_odometer.hpp"
 
 namespace npvk {
 namespace {
-
-// Visits every index of `shape` (row-major), giving each operand's element
-// offset (strides[k][d] elements per step of dimension d).
-template <class Visit>
-void odometer(const std::vector<int64_t> &shape, const std::vector<std::vector<int64_t>> &strides,
-              size_t operands, Visit &&visit) {
-  std::vector<int64_t> index(shape.size(), 0), offset(operands, 0);
-  for (int64_t e : shape)
-    if (e == 0) return;
-  while (true) {
-    visit(offset);
-    size_t d = shape.size();
-    while (d > 0) {
-      --d;
-      for (size_t k = 0; k < operands; ++k) offset[k] += strides[k][d];
-      if (++index[d] < shape[d]) break;
-      for (size_t k = 0; k < operands; ++k) offset[k] -= strides[k][d] * shape[d];
-      index[d] = 0;
-      if (d == 0) return;
-    }
-    if (shape.empty()) return;
-  }
-}
 
 // The outer dimensions of a loop nest and its last one, as (shape, strides)
 // pairs: a rank-0 space is one element.
@@ -64,38 +40,6 @@ Runs runs_of(const IterationSpace &space, size_t operands) {
   return r;
 }
 
-// Integers multiply and add in uint64_t: wrap-around modulo 2^64, then the
-// truncation to T wraps as NumPy's loop does in T (and nothing is promoted
-// to a signed int, where overflow would be undefined).
-template <class T, bool = std::is_integral_v<T>>
-struct Accumulator {
-  using type = T;
-};
-template <class T>
-struct Accumulator<T, true> {
-  using type = uint64_t;
-};
-
-template <class T>
-void matmul_typed(const MatmulOp &op, const uint8_t *a, const uint8_t *b, uint8_t *c) {
-  using Acc = typename Accumulator<T>::type;
-  const T *A = reinterpret_cast<const T *>(a), *B = reinterpret_cast<const T *>(b);
-  T *C = reinterpret_cast<T *>(c);
-  std::vector<int64_t> shape = op.batch_shape;
-  std::vector<std::vector<int64_t>> strides = op.batch_strides;
-  if (strides.size() < 3) strides.assign(3, std::vector<int64_t>(shape.size(), 0));
-  odometer(shape, strides, 3, [&](const std::vector<int64_t> &at) {
-    for (int64_t i = 0; i < op.m; ++i)
-      for (int64_t j = 0; j < op.n; ++j) {
-        Acc sum = Acc(0);
-        for (int64_t k = 0; k < op.k; ++k)
-          sum += Acc(A[at[0] + i * op.a_strides[0] + k * op.a_strides[1]]) *
-                 Acc(B[at[1] + k * op.b_strides[0] + j * op.b_strides[1]]);
-        C[at[2] + i * op.c_strides[0] + j * op.c_strides[1]] = T(sum);
-      }
-  });
-}
-
 }  // namespace
 
 bool reduce_replay_supported(const ReduceOp &r, const HostLoop &loop) {
@@ -103,28 +47,6 @@ bool reduce_replay_supported(const ReduceOp &r, const HostLoop &loop) {
   const npvk_dtype cast[2] = {r.spec.in, r.spec.out};
   return loop.has(r.spec.op, 2, 1, three) &&
          (r.spec.in == r.spec.out || loop.has(NPVK_OP_CAST, 1, 1, cast));
-}
-
-void replay_matmul(const MatmulOp &op, uint8_t *const *bytes) {
-  switch (op.dtype) {
-#define NPVK_REPLAY_MATMUL(DT, T)                      \
-  case DT:                                             \
-    matmul_typed<T>(op, bytes[0], bytes[1], bytes[2]); \
-    break;
-    NPVK_REPLAY_MATMUL(NPVK_INT8, int8_t)
-    NPVK_REPLAY_MATMUL(NPVK_INT16, int16_t)
-    NPVK_REPLAY_MATMUL(NPVK_INT32, int32_t)
-    NPVK_REPLAY_MATMUL(NPVK_INT64, int64_t)
-    NPVK_REPLAY_MATMUL(NPVK_UINT8, uint8_t)
-    NPVK_REPLAY_MATMUL(NPVK_UINT16, uint16_t)
-    NPVK_REPLAY_MATMUL(NPVK_UINT32, uint32_t)
-    NPVK_REPLAY_MATMUL(NPVK_UINT64, uint64_t)
-    NPVK_REPLAY_MATMUL(NPVK_FLOAT32, float)
-    NPVK_REPLAY_MATMUL(NPVK_FLOAT64, double)
-#undef NPVK_REPLAY_MATMUL
-    default:
-      break;
-  }
 }
 
 uint32_t replay_reduce(const ReduceOp &r, const HostLoop &loop, uint8_t *const *bytes) {

@@ -106,6 +106,4 @@ ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> 
 // Plans the accumulation of `in` along `axis` into `out` (in's shape).
 ReduceOp plan_scan(npvk_op op, const View &in, uint32_t axis, const View &out);
 
-std::string generate_reduce_glsl(const ReduceKernelSpec &spec);
-
 }  // namespace npvk

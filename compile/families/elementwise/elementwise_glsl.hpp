@@ -18,7 +18,9 @@ struct DeviceTraits {
 // float32 transcendental always computes in float64 and rounds once (as
 // NumPy's loops round once), and a device without float64 is kept from such
 // kernels by needs_float64() before any is generated. So generate_glsl
-// takes no traits.
+// takes no traits. It reads nothing but the spec (no process-wide setting:
+// the planner puts NPVK_VECTOR_ACCESS in FusedKernelSpec::vector_access),
+// so the same key always gets the same source.
 std::string generate_glsl(const FusedKernelSpec &spec);
 // Whether the kernel has a flags loop (FusedKernelSpec::flags_loop): a float
 // op with flags that does not depend on a value the element overwrote.

@@ -1,10 +1,10 @@
 // The elementwise family: a fused chain of elementwise ops over one
-// iteration space (compile/fusion.hpp plans it, compile/codegen.hpp writes
-// its GLSL). Operand slots go to push constants, the rest and the strides to
-// the argument table.
+// iteration space (compile/fusion.hpp plans it, compile/families/elementwise/elementwise_glsl.hpp
+// writes its GLSL). Operand slots go to push constants, the rest and the strides to the argument
+// table.
 #pragma once
 
-#include "compile/codegen.hpp"
+#include "compile/families/elementwise/elementwise_glsl.hpp"
 #include "compile/families/family.hpp"
 #include "compile/fusion.hpp"
 

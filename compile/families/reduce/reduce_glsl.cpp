@@ -1,14 +1,15 @@
 // GLSL for reductions and scans. The push constants' slots are reduce_slot's
-// (compile/kernel_abi.hpp), which compile/families/reduce.cpp fills. The
+// (compile/kernel_abi.hpp), which compile/families/reduce/reduce_binding.cpp fills. The
 // argument table holds the outer shape, the outer input and output strides,
 // the inner shape and the inner input strides, in elements.
+#include "compile/families/reduce/reduce_glsl.hpp"
+
 #include <sstream>
 #include <string>
 
 #include "compile/glsl_parts.hpp"
 #include "compile/kernel_abi.hpp"
 #include "compile/ops.hpp"
-#include "compile/reduction.hpp"
 
 namespace npvk {
 

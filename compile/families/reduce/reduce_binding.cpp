@@ -4,8 +4,9 @@
 #include <algorithm>
 
 #include "compile/dtype.hpp"
-#include "compile/families/host_replay.hpp"
 #include "compile/families/kernels.hpp"
+#include "compile/families/reduce/reduce_glsl.hpp"
+#include "compile/families/reduce/reduce_replay.hpp"
 #include "compile/fusion.hpp"
 #include "compile/ops.hpp"
 

@@ -1,4 +1,4 @@
-#include "compile/reduction.hpp"
+#include "compile/families/reduce/reduce_plan.hpp"
 
 #include <algorithm>
 

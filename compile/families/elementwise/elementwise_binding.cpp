@@ -1,4 +1,4 @@
-#include "compile/families/elementwise.hpp"
+#include "compile/families/elementwise/elementwise_binding.hpp"
 
 #include <algorithm>
 
