@@ -108,6 +108,7 @@ NPVK_API npvk_status npvk_placement_decide(npvk_context h, const npvk_work_desc 
       };
       queue.run_queued = [&] {
         try {
+          ctx->check_usable();  // as npvk_sync: a lost device runs nothing
           ctx->flush();
         } catch (const Error &) {
           return false;  // the device path reports it

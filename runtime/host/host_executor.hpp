@@ -19,7 +19,6 @@ namespace npvk {
 class HostExecutor {
  public:
   void set_host_loop(npvk_host_loop_fn fn, void *user) { loop_ = {fn, user}; }
-  bool has_loop() const { return loop_.fn != nullptr; }
   // Parts of host runs that host workers ran, since the context was made.
   uint64_t parts_on_workers() const { return parts_on_workers_; }
   // Whether runs split among the host workers (host_workers.hpp). The cost
