@@ -21,10 +21,12 @@ std::atomic<bool> g_on{false};
 // names (npvk_placement.hold_calls): counted down here, without the lock.
 std::atomic<int64_t> g_bypass_left{0};
 // Calls that would be recorded, and how many of them pass between questions
-// (npvk_placement.ask_every; each takes the context's lock). Until the first
-// answer, every call asks.
+// (npvk_placement.ask_every; each takes the context's lock). Counted from the
+// first call, bound or not; until the first answer, at the rate the answer
+// gives today, so that questions fall on the same calls as they did when
+// this rule lived here.
 std::atomic<uint32_t> g_since_check{0};
-std::atomic<uint32_t> g_ask_every{1};
+std::atomic<uint32_t> g_ask_every{16};
 
 npvk_placement decide(npvk_context ctx, npvk_work_kind kind, const void *const *operands, int count,
                       uint64_t bytes) {
