@@ -113,7 +113,7 @@ struct Options {
   // MADV_HUGEPAGE; anything else or unset asks for transparent huge pages.
   bool huge_pages = true;
   // NPVK_HOST_THREADS: threads for NumPy's loops when a flush runs on the
-  // host (runtime/host_workers.hpp), the flushing thread's included,
+  // host (runtime/host/host_workers.hpp), the flushing thread's included,
   // max(1, strtoll(value)). Unset, empty or 0: one per core of the process's
   // affinity mask.
   int host_threads = 0;

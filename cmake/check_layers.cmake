@@ -8,6 +8,11 @@
 #   runtime/   base/, compile/, vulkan/
 #   interpose/ base/, compile/, vulkan/, runtime/
 #   capi/      everything but python-shim/
+#   python-shim/src/  the public ABI (npvk/npvk.h) and its own headers only:
+#              where work runs is the runtime's decision (runtime/placement/,
+#              asked through npvk_placement_decide), so no cost figure of
+#              the ABI's (a field named *_ns or *_ns_per_byte) is computed
+#              with there either.
 #
 # Within compile/, a kernel family's folder (compile/families/<family>/) may
 # not include another family's: what two families share belongs in
@@ -19,6 +24,13 @@ set(allowed_vulkan "base/|vulkan/|compile/kernel_abi\\.hpp")
 set(allowed_runtime "base/|compile/|vulkan/|runtime/")
 set(allowed_interpose "base/|compile/|vulkan/|runtime/|interpose/")
 set(allowed_capi "base/|compile/|vulkan/|runtime/|interpose/|capi/")
+set(allowed_python-shim/src "npvk/")
+# npvk's own directories, which the shim reaches by <...> no more than by "...".
+set(npvk_dirs "base/|compile/|vulkan/|runtime/|interpose/|capi/")
+# A cost figure (npvk_cost_model's, npvk_placement's) beside an arithmetic
+# or comparison operator.
+set(figure "\\.[a-z_]+_ns(_per_byte)?")
+set(cost_arithmetic "${figure}[ \t]*[-+*/<>]|[-+*/<>][ \t]*[A-Za-z_]+${figure}")
 # System headers that only the device layers may see.
 set(device_headers "vulkan/|spirv_cross|spirv-tools|shaderc/|glslang/")
 
@@ -26,9 +38,16 @@ if(NOT IS_DIRECTORY "${ROOT}")
   message(FATAL_ERROR "check_layers: ROOT=${ROOT} is not a directory")
 endif()
 set(violations "")
-foreach(layer IN ITEMS base compile vulkan runtime interpose capi)
+foreach(layer IN ITEMS base compile vulkan runtime interpose capi python-shim/src)
   file(GLOB_RECURSE sources RELATIVE ${ROOT} ${ROOT}/${layer}/*.hpp ${ROOT}/${layer}/*.cpp)
   foreach(source IN LISTS sources)
+    if(layer STREQUAL "python-shim/src")
+      file(STRINGS ${ROOT}/${source} sums REGEX "${cost_arithmetic}")
+      foreach(line IN LISTS sums)
+        string(STRIP "${line}" line)
+        string(APPEND violations "  ${source}: cost arithmetic: ${line}\n")
+      endforeach()
+    endif()
     file(STRINGS ${ROOT}/${source} lines REGEX "^[ \t]*#[ \t]*include")
     foreach(line IN LISTS lines)
       if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
@@ -45,7 +64,8 @@ foreach(layer IN ITEMS base compile vulkan runtime interpose capi)
         endif()
       elseif(line MATCHES "#[ \t]*include[ \t]*<([^>]+)>")
         set(target "${CMAKE_MATCH_1}")
-        if(layer MATCHES "^(base|compile)$" AND target MATCHES "^(${device_headers})")
+        if((layer MATCHES "^(base|compile)$" AND target MATCHES "^(${device_headers})")
+           OR (layer STREQUAL "python-shim/src" AND target MATCHES "^(${npvk_dirs})"))
           string(APPEND violations "  ${source}: #include <${target}>\n")
         endif()
       endif()
@@ -53,7 +73,7 @@ foreach(layer IN ITEMS base compile vulkan runtime interpose capi)
   endforeach()
 endforeach()
 if(violations)
-  message(FATAL_ERROR "Includes that break the layering (docs/architecture.md, \"Layers\"):\n"
+  message(FATAL_ERROR "What breaks the layering (docs/architecture.md, \"Layers\"):\n"
                       "${violations}")
 endif()
 if(STAMP)

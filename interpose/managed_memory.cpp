@@ -18,7 +18,7 @@
 #include "base/options.hpp"
 #include "interpose/fault_handler.hpp"
 #include "interpose/syscall_guard.hpp"
-#include "runtime/host_workers.hpp"
+#include "runtime/host/host_workers.hpp"
 
 namespace npvk {
 namespace {

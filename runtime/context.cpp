@@ -15,7 +15,6 @@
 #include "compile/math_tables.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/flags_pass.hpp"
-#include "runtime/flush_history.hpp"
 #include "vulkan/prepared_device.hpp"
 
 namespace npvk {
@@ -73,7 +72,7 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options,
                stored.info.type == NPVK_DEVICE_CPU;
     if (deferred) {
       c.info_ = stored.info;
-      c.device_make_ns_ = stored.make_ns;
+      c.placement_.set_device_make_ns(stored.make_ns);
     }
   }
   if (!deferred) c.make_device();
@@ -358,7 +357,7 @@ bool Context::may_fuse_with_next(uint64_t op) const {
 void Context::flush() {
   if (pending_.empty()) return;
   check_usable();
-  auto start = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
   Profiler::Scope scope(profiler_, Phase::Flush);
   if (scope.tracing()) scope.set_args("\"ops\":" + std::to_string(pending_.size()));
   // Whatever happens, the recorded work is consumed: a failed batch is
@@ -366,16 +365,15 @@ void Context::flush() {
   std::vector<RecordedOp> done;
   done.swap(pending_);
   recorder_->forget_row();  // drops its references to the buffers
-  // The cost model's calibration flushes its own work from in here (with
-  // where_ forced): those flushes are not the program's.
-  const bool reported = flush_hook_ && where_ == FlushWhere::CostModel;
+  // The calibration flushes its own work from in here (the placement
+  // forced): those flushes are not the program's.
+  const bool reported = flush_hook_ && !placement_.calibrating();
   const uint64_t last_op = recorder_->last_serial(), first_op = last_op + 1 - done.size();
   // Its ops' errors are noted before the lock is let go, so a take sees them all.
   fp_errors_.ran_through(last_op);
-  auto report = [&](npvk_flush_placement placement) {
-    if (reported) report_flush(first_op, last_op, placement);
-  };
+  const FlushRun run{done, start, first_op, last_op, reported};
 
+  // Plan, place, run there; a device flush that fails runs on the host.
   std::vector<PlannedKernel> kernels;
   std::vector<size_t> cuts;  // where the batch is submitted in parts (flags_pass.hpp)
   {
@@ -383,29 +381,38 @@ void Context::flush() {
     kernels = plan(done);
     cuts = choose_flags_loops(kernels, done);
   }
-  // The cost model's flushes are timed, each side under the name of its
-  // planned work (FlushHistory), for the next flush of the same work.
-  const uint64_t signature =
-      cost_model_ && where_ == FlushWhere::CostModel ? FlushHistory::signature(kernels) : 0;
-  if (runs_on_host(done, kernels, signature)) {
-    // NumPy's own loops on the same memory; pages open as for the device.
-    if (observer_) observer_->before_flush();
-    try {
-      stats_.host_bytes_contracted += recovery_.run(done, kernels, fp_errors_);
-    } catch (...) {
-      if (observer_) observer_->after_flush();
-      throw;
-    }
+  // Weighed flushes are timed, each side under the name of its planned work
+  // (FlushHistory), for the next flush of the same work.
+  const uint64_t signature = placement_.signature(kernels);
+  if (placement_.flush_on_host(done, kernels, signature, host_))
+    run_on_host(run, kernels, signature);
+  else
+    run_on_device(run, kernels, cuts, signature);
+}
+
+void Context::run_on_host(const FlushRun &run, const std::vector<PlannedKernel> &kernels,
+                          uint64_t signature) {
+  // NumPy's own loops on the same memory; pages open as for the device.
+  if (observer_) observer_->before_flush();
+  try {
+    stats_.host_bytes_contracted += host_.run(run.done, kernels, fp_errors_);
+  } catch (...) {
     if (observer_) observer_->after_flush();
-    report(NPVK_FLUSH_HOST_COST);
-    ++stats_.host_flushes;
-    stats_.host_ops += done.size();
-    stats_.host_parts_on_workers = recovery_.parts_on_workers();
-    const double seconds = seconds_since(start);
-    stats_.flush_seconds += seconds;
-    history_.note(signature, true, seconds * 1e9);
-    return;
+    throw;
   }
+  if (observer_) observer_->after_flush();
+  report(run, NPVK_FLUSH_HOST_COST);
+  ++stats_.host_flushes;
+  stats_.host_ops += run.done.size();
+  stats_.host_parts_on_workers = host_.parts_on_workers();
+  const double seconds = seconds_since(run.start);
+  stats_.flush_seconds += seconds;
+  placement_.ran(signature, true, seconds * 1e9);
+}
+
+void Context::run_on_device(const FlushRun &run, const std::vector<PlannedKernel> &kernels,
+                            const std::vector<size_t> &cuts, uint64_t signature) {
+  const std::vector<RecordedOp> &done = run.done;
   std::vector<vk::Dispatch> batch;
   std::vector<size_t> first_dispatch;  // per kernel, into batch
   vk::BatchResult result;
@@ -425,32 +432,37 @@ void Context::flush() {
     Profiler::Scope execute(profiler_, Phase::Execute);
     result = run_with_flags_passes(kernels, first_dispatch, batch, cuts, *kernels_, *executor_);
   } catch (const Error &e) {
-    // The host replay needs the pages open, as the device would have.
+    // On failure, the host: its replay needs the pages open, as the device
+    // would have.
     if (observer_ && !opened) observer_->before_flush();
-    bool recovered = recovery_.recover(done, e, submitting, fp_errors_);
-    stats_.host_parts_on_workers = recovery_.parts_on_workers();
+    bool recovered = recovery_.recover(done, e, submitting, host_, fp_errors_);
+    stats_.host_parts_on_workers = host_.parts_on_workers();
     if (observer_) observer_->after_flush();
-    report(recovered ? NPVK_FLUSH_HOST_RECOVERED : NPVK_FLUSH_LOST);
+    report(run, recovered ? NPVK_FLUSH_HOST_RECOVERED : NPVK_FLUSH_LOST);
     if (!recovered) throw;
-    stats_.flush_seconds += seconds_since(start);
+    stats_.flush_seconds += seconds_since(run.start);
     return;
   } catch (...) {
     if (observer_) {
       if (!opened) observer_->before_flush();
       observer_->after_flush();
     }
-    report(NPVK_FLUSH_LOST);
+    report(run, NPVK_FLUSH_LOST);
     throw;
   }
   if (observer_) observer_->after_flush();
-  report(NPVK_FLUSH_DEVICE);
+  report(run, NPVK_FLUSH_DEVICE);
   account(done, kernels, first_dispatch, result);
   const bool built_none = stats_.kernels_compiled + stats_.disk_cache_hits == built_before;
   if (built_none) recorder_->ran(done, result.device_seconds);
   observe_.observe(done, kernels, first_dispatch, result, submit_ns, stats_.flushes, profiler_);
-  const double seconds = seconds_since(start);
+  const double seconds = seconds_since(run.start);
   stats_.flush_seconds += seconds;
-  if (built_none) history_.note(signature, false, seconds * 1e9);
+  if (built_none) placement_.ran(signature, false, seconds * 1e9);
+}
+
+void Context::report(const FlushRun &run, npvk_flush_placement placement) const {
+  if (run.reported) report_flush(run.first_op, run.last_op, placement);
 }
 
 void Context::report_flush(uint64_t first, uint64_t last, npvk_flush_placement placement) const {
@@ -460,8 +472,8 @@ void Context::report_flush(uint64_t first, uint64_t last, npvk_flush_placement p
   info.first_op = first;
   info.last_op = last;
   if (placement == NPVK_FLUSH_HOST_COST) {
-    info.device_ns = last_estimate_.device_ns;
-    info.host_ns = last_estimate_.host_ns;
+    info.device_ns = placement_.last_estimate().device_ns;
+    info.host_ns = placement_.last_estimate().host_ns;
   }
   flush_hook_(&info, flush_hook_user_);
 }
@@ -486,64 +498,8 @@ std::vector<PlannedKernel> Context::plan(const std::vector<RecordedOp> &ops) con
 }
 
 bool Context::pending_runs_on_host() {
-  if (pending_.empty() || !cost_model_ || where_ != FlushWhere::CostModel ||
-      !recovery_.can_run_elementwise(pending_))
-    return false;
-  // Never measured from here: measuring runs flushes, and the caller is
-  // between recording a producer and its sum (it measures at the next flush).
-  const CostParams &p = cost_params(false);
-  if (!p.measured) return false;
-  // Planned as the flush will plan it, less the contractions of arrays the
-  // recorder still holds for row merging (it lets them go at the flush).
-  // Only where the device's time for this work was measured (with the sum,
-  // under the same name): the rule that keeps a sum with its producer is
-  // left to the figures otherwise, which price every math function as exp.
-  // scipy.ndimage's `smooth.std()` after a hypot went to the host by them,
-  // 126 ms, against 14-62 ms on the device (NumPy's hypot is scalar).
-  const std::vector<PlannedKernel> kernels = plan(pending_);
-  CostEstimate e = estimate_costs(p, pending_, kernels);
-  const unsigned measured = history_.correct(FlushHistory::signature(kernels), e);
-  // Without the device, the flush runs on the host while it waits for the
-  // device to pay off (runs_on_host), and the sum after it with NumPy.
-  if (!device_made() && e.host_ns - e.device_ns < device_make_ns()) return true;
-  return measured & FlushHistory::kDevice && e.host();
-}
-
-bool Context::runs_on_host(const std::vector<RecordedOp> &done,
-                           const std::vector<PlannedKernel> &kernels, uint64_t signature) {
-  switch (where_) {
-    case FlushWhere::Device:
-      return false;
-    case FlushWhere::Host:
-      require(recovery_.can_run_elementwise(done), NPVK_ERR_UNSUPPORTED,
-              "the host cannot run this work");
-      return true;
-    case FlushWhere::CostModel:
-      break;
-  }
-  if (!cost_model_ || !recovery_.can_run_elementwise(done)) return false;
-  const CostParams &p = cost_params();
-  if (!p.measured) return false;
-  last_estimate_ = estimate_costs(p, done, kernels);
-  measured_estimates_ += history_.correct(signature, last_estimate_) != 0;
-  ++flushes_weighed_;
-  if (!last_estimate_.host() && !device_made()) {
-    // The device is not made yet, and making it costs what an earlier
-    // process measured (lavapipe: 30-40 ms). Like renting skis until the
-    // rent adds up to their price: the host runs the work until what the
-    // device would have saved adds up to that, and then the device is made.
-    // A program with one such flush (the matplotlib example's) never pays
-    // for the device; a time step that gains a few ms on the device makes it
-    // within a few steps. Waiting is not the host winning: no streak.
-    device_regret_ns_ += last_estimate_.host_ns - last_estimate_.device_ns;
-    if (device_regret_ns_ < double(device_make_ns_)) {
-      ++flushes_awaiting_device_;
-      host_streak_ = 0;
-      return true;
-    }
-  }
-  host_streak_ = last_estimate_.host() ? host_streak_ + 1 : 0;
-  return last_estimate_.host();
+  return placement_.queued_on_host(
+      pending_, [this] { return plan(pending_); }, host_);
 }
 
 void Context::account(const std::vector<RecordedOp> &done,

@@ -1,8 +1,10 @@
 // A context: one Vulkan device and the queue of recorded operations, which
 // a flush plans into kernels and runs. The parts it is made of each do one
 // job: Recorder (validation and recording), Residency (buffers, transfers,
-// the memory budget), KernelStore (built kernels), Recovery (host replay of a
-// failed flush), FlushObserver (graphs, traces, explain). Every public member
+// the memory budget), KernelStore (built kernels), Placement (where work
+// runs, runtime/placement/), HostExecutor (work run with the host loops,
+// runtime/host/), Recovery (failure counts), FlushObserver (graphs, traces,
+// explain). Every public member
 // expects the caller to hold mutex(), which serialises all work on the
 // context (the C ABI takes it).
 #pragma once
@@ -10,6 +12,7 @@
 #include <npvk/npvk.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,11 +22,11 @@
 #include "base/tracked_mutex.hpp"
 #include "compile/fusion.hpp"
 #include "runtime/buffer.hpp"
-#include "runtime/cost_model.hpp"
-#include "runtime/flush_history.hpp"
 #include "runtime/fp_errors.hpp"
+#include "runtime/host/host_executor.hpp"
 #include "runtime/kernel_store.hpp"
 #include "runtime/observe.hpp"
+#include "runtime/placement/placement.hpp"
 #include "runtime/profile.hpp"
 #include "runtime/recorder.hpp"
 #include "runtime/recovery.hpp"
@@ -123,34 +126,14 @@ class Context : public std::enable_shared_from_this<Context> {
   bool may_fuse_with_next(uint64_t op) const;
   void reset_stats();
 
-  // Failure handling (runtime/recovery.hpp, docs/architecture.md).
-  void set_host_loop(npvk_host_loop_fn fn, void *user) { recovery_.set_host_loop(fn, user); }
-  // The cost model (runtime/cost_model.hpp): off until enabled; it needs the
-  // host loop. Its parameters are measured at their first use.
-  // Setting it starts a new streak of host flushes (host_streak()).
-  void set_cost_model(bool on) {
-    cost_model_ = on;
-    host_streak_ = 0;
-  }
-  bool cost_model() const { return cost_model_; }
-  // `measure`: measure them now if they are neither known nor cached.
-  const CostParams &cost_params(bool measure = true);
-  // The estimates of the last flush the cost model weighed.
-  const CostEstimate &last_cost_estimate() const { return last_estimate_; }
-  // Flushes the cost model decided, and how many of the last ran on the host.
-  uint64_t flushes_weighed() const { return flushes_weighed_; }
-  uint64_t host_streak() const { return host_streak_; }
-  // What is left of making the device's cost, weighed against it (runs_on_host).
-  double device_make_ns() const {
-    return device_made() ? 0.0 : std::max(0.0, double(device_make_ns_) - device_regret_ns_);
-  }
-  uint64_t flushes_awaiting_device() const { return flushes_awaiting_device_; }
-  // Weighed flushes whose estimate used a measured time (FlushHistory).
-  uint64_t measured_estimates() const { return measured_estimates_; }
-  // Whether the queued work runs faster on the host, by what the same
-  // planned work measured on the device before (false where it was not
-  // measured, or the cost model would not weigh it): a row sum of its result
-  // then runs with NumPy rather than with it on the device.
+  // Failure handling (runtime/recovery.hpp, docs/architecture.md): the host
+  // loop runs failed flushes again, and the flushes placed on the host.
+  void set_host_loop(npvk_host_loop_fn fn, void *user) { host_.set_host_loop(fn, user); }
+  // Where work runs (runtime/placement/placement.hpp): the cost model's
+  // figures, decisions and counts.
+  Placement &placement() { return placement_; }
+  const Placement &placement() const { return placement_; }
+  // Whether the queued work runs faster on the host (Placement::queued_on_host).
   bool pending_runs_on_host();
   npvk_failure_stats failure_stats() const { return recovery_.stats(); }
   // Observability (runtime/observe.hpp, docs/observability.md).
@@ -166,6 +149,7 @@ class Context : public std::enable_shared_from_this<Context> {
   uint64_t last_op_of_this_thread() const;
 
  private:
+  friend class Placement;  // its calibration runs flushes of its own (calibration.cpp)
   Context() = default;
   // The device, made first where the context started without it.
   vk::Device &device();
@@ -179,16 +163,23 @@ class Context : public std::enable_shared_from_this<Context> {
   // each kernel's pipeline.
   std::vector<vk::Dispatch> bind(const std::vector<PlannedKernel> &kernels,
                                  std::vector<size_t> &first_dispatch);
-  // Where the next flushes run: by the cost model, or (measuring it) forced.
-  enum class FlushWhere { CostModel, Device, Host };
-  // `signature`: the flush's name in the history of measured flushes (0: none).
-  bool runs_on_host(const std::vector<RecordedOp> &done, const std::vector<PlannedKernel> &kernels,
-                    uint64_t signature);
   // The kernels `ops` run as (fusion, contraction of dead values).
   std::vector<PlannedKernel> plan(const std::vector<RecordedOp> &ops) const;
-  CostParams measure_costs();  // runtime/cost_calibration.cpp
-  // The cost model's file name: the driver's UUID and version, the device's ids.
-  std::string device_key() const;
+  // A flush under way: its ops, when it started, and whether the flush hook
+  // hears where they ran.
+  struct FlushRun {
+    const std::vector<RecordedOp> &done;
+    std::chrono::steady_clock::time_point start;
+    uint64_t first_op, last_op;
+    bool reported;
+  };
+  // The flush on the host executor (NumPy's loops), or on the device, where
+  // a failure has Recovery run it on the host.
+  void run_on_host(const FlushRun &run, const std::vector<PlannedKernel> &kernels,
+                   uint64_t signature);
+  void run_on_device(const FlushRun &run, const std::vector<PlannedKernel> &kernels,
+                     const std::vector<size_t> &cuts, uint64_t signature);
+  void report(const FlushRun &run, npvk_flush_placement placement) const;
   // Tells the flush hook where the ops [first, last] ran.
   void report_flush(uint64_t first, uint64_t last, npvk_flush_placement placement) const;
   // Counts what a flush ran and notes its FP exceptions.
@@ -199,7 +190,9 @@ class Context : public std::enable_shared_from_this<Context> {
   // Declared before the parts that refer to them.
   npvk_stats stats_{};
   Profiler profiler_;
+  HostExecutor host_;
   Recovery recovery_;
+  Placement placement_{*this};
   FpErrors fp_errors_;
   FlushObserver observe_;
   npvk_flush_hook flush_hook_ = nullptr;
@@ -212,12 +205,6 @@ class Context : public std::enable_shared_from_this<Context> {
   std::string fingerprint_;  // of choice_, where the description is stored
   std::optional<std::string> debug_kernel_dir_;
   std::optional<Error> device_failure_;
-  // What making the device took in an earlier process (0: made at creation),
-  // and what the device would have saved on the flushes the cost model ran
-  // on the host since, for want of it (runs_on_host).
-  uint64_t device_make_ns_ = 0;
-  double device_regret_ns_ = 0;
-  uint64_t flushes_awaiting_device_ = 0;
   std::unique_ptr<vk::Device> device_;
   std::unique_ptr<KernelStore> kernels_;
   std::unique_ptr<vk::Executor> executor_;
@@ -231,13 +218,6 @@ class Context : public std::enable_shared_from_this<Context> {
   uint64_t min_fuse_elements_ = 65536;
   bool allow_import_ = true;  // NPVK_ZERO_COPY=0: mirrored buffers only
   bool released_ = false;
-  bool cost_model_ = false;
-  bool costs_tried_ = false;
-  CostParams costs_;
-  CostEstimate last_estimate_;
-  uint64_t flushes_weighed_ = 0, host_streak_ = 0, measured_estimates_ = 0;
-  FlushHistory history_;
-  FlushWhere where_ = FlushWhere::CostModel;
   std::string cache_dir_;  // the kernel cache's: the cost model's figures too
 };
 

@@ -1,6 +1,7 @@
 // What a context does when a flush fails (docs/architecture.md, "Failure
-// handling"): the host replay of the failed flush's recorded ops through the
-// host loops, and the failure counts.
+// handling"): counts and reports the failure, and has the host executor
+// (runtime/host/host_executor.hpp) replay the failed flush's recorded ops
+// where it can.
 #pragma once
 
 #include <npvk/npvk.h>
@@ -11,9 +12,9 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "compile/families/family.hpp"
 #include "compile/fusion.hpp"
 #include "runtime/fp_errors.hpp"
+#include "runtime/host/host_executor.hpp"
 
 namespace npvk {
 
@@ -38,42 +39,15 @@ inline void count_failure(npvk_failure_stats &failures, uint64_t npvk_failure_st
 
 class Recovery {
  public:
-  void set_host_loop(npvk_host_loop_fn fn, void *user) { loop_ = {fn, user}; }
   npvk_failure_stats &failures() { return failures_; }
   npvk_failure_stats stats() const;
-  // Parts of host runs that host workers ran, since the context was made.
-  uint64_t parts_on_workers() const { return parts_on_workers_; }
-  // Whether runs split among the host workers (host_workers.hpp). The cost
-  // model's figures are measured unsplit: they price NumPy's own loops,
-  // which is what the host runs for reductions and bypassed calls, so a
-  // split flush only ever runs faster than its estimate.
-  void set_split(bool split) { split_ = split; }
-  // Runs `done` on the host if it can, and counts the failure.
+  // Counts the failure and runs `done` on `host` if it can.
   // `may_have_run`: the batch was (perhaps) submitted, so only work that is
   // safe to run twice is replayed. The replay's FP exceptions go to `errors`.
   bool recover(const std::vector<RecordedOp> &done, const Error &error, bool may_have_run,
-               FpErrors &errors);
-  // Whether `ops` can run on the host instead of the device, by choice (the
-  // cost model): elementwise ops only, whose results are then NumPy's own
-  // loops' bits, on memory the host reaches in place (no mirrored copies).
-  bool can_run_elementwise(const std::vector<RecordedOp> &ops) const;
-  // Runs `ops` on the host; their FP exceptions go to `errors`.
-  void run(const std::vector<RecordedOp> &ops, FpErrors &errors);
-  // The same, as planned for the device: a fused kernel's steps run block by
-  // block, and the values it contracts are never written (fused_replay.hpp):
-  // returns their bytes.
-  uint64_t run(const std::vector<RecordedOp> &ops, const std::vector<PlannedKernel> &kernels,
-               FpErrors &errors);
+               HostExecutor &host, FpErrors &errors);
 
  private:
-  bool loops_exist(const RecordedOp &op) const;
-  void replay_op(const RecordedOp &op, FpErrors &errors);
-  void replay_elementwise(const RecordedOp &op, FpErrors &errors);
-  HostLoop loop_;
-  std::vector<uint8_t>
-      scratch_;  // replay_fused's blocks (a part's each), kept warm between flushes
-  uint64_t parts_on_workers_ = 0;
-  bool split_ = true;
   npvk_failure_stats failures_{};
 };
 

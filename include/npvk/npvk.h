@@ -832,6 +832,64 @@ NPVK_API npvk_status npvk_context_get_cost_model(npvk_context ctx, int measure,
  * joins that work on the device or runs on the host after it. */
 NPVK_API npvk_status npvk_context_pending_on_host(npvk_context ctx, int *out);
 
+/* Placement: where a piece of work runs, the device or the host loop, asked
+ * before it is recorded (docs/architecture.md, "Cost model"). Flushes of
+ * elementwise ops are placed by the context itself at each flush; this asks
+ * the same component about the rest. It answers "device" (host = 0) unless
+ * the cost model is enabled and its figures are measured (measured now at
+ * the first question, as npvk_context_get_cost_model with `measure` does). */
+typedef enum npvk_work_kind {
+  /* An elementwise loop call the caller would record (npvk_apply): "host"
+   * while flush after flush ran on the host (the streak of npvk_cost_model),
+   * the call then running with the host loops unrecorded. Asking flushes the
+   * managed memory's queued work first. The answer holds for `hold_calls`
+   * calls; ask once per `ask_every` calls that would be recorded. */
+  NPVK_WORK_ELEMENTWISE = 0,
+  /* A float sum along the axis memory is contiguous in (npvk_reduce): row
+   * sums, or of all elements. It stays on the device with queued work that
+   * writes its operand unless that work would run on the host. */
+  NPVK_WORK_STREAMED_SUM = 1,
+  /* Any other reduction (npvk_reduce), or a scan (npvk_accumulate): the
+   * device's workgroup kernels, which the device takes only where it streams
+   * memory at least twice as fast as the host. */
+  NPVK_WORK_REDUCTION = 2,
+  NPVK_WORK_SCAN = 3,
+  /* A matrix product (npvk_matmul): the host's BLAS on a CPU device. */
+  NPVK_WORK_PRODUCT = 4
+} npvk_work_kind;
+
+typedef struct npvk_work_desc {
+  uint32_t struct_size; /* set by the caller to sizeof(npvk_work_desc) */
+  uint32_t kind;        /* npvk_work_kind */
+  /* The inputs' host addresses (managed memory, npvk_managed_enable): queued
+   * device work that writes one runs now if the answer is "host". */
+  const void *const *operands;
+  uint32_t count; /* of operands */
+  uint32_t reserved;
+  uint64_t bytes; /* of the largest operand */
+} npvk_work_desc;
+
+typedef struct npvk_placement {
+  uint32_t struct_size; /* set by the caller to sizeof(npvk_placement) */
+  uint32_t host;        /* 1: run it with the host loop (NumPy), 0: the device */
+  const char *reason;   /* why the host (static text, "cost model"); NULL for the device */
+  /* The estimates weighed, in nanoseconds (0 where none were): the device's
+   * includes transfer_ns, moving the operands to and from the device (0 where
+   * the host reaches them in place: CPU and unified-memory devices). */
+  double device_ns;
+  double host_ns;
+  double transfer_ns;
+  uint64_t hold_calls; /* NPVK_WORK_ELEMENTWISE: calls the answer holds for */
+  uint32_t ask_every;  /* NPVK_WORK_ELEMENTWISE: recorded calls between questions */
+  uint32_t reserved;
+} npvk_placement;
+
+/* Where `work` runs: the answer in `out`. An answer of "host" has run the
+ * queued work that writes its operands; the caller then runs it with its
+ * host loop (NumPy) and does not record it. */
+NPVK_API npvk_status npvk_placement_decide(npvk_context ctx, const npvk_work_desc *work,
+                                           npvk_placement *out);
+
 typedef struct npvk_failure_stats {
   uint32_t struct_size;     /* sizeof(npvk_failure_stats) */
   uint32_t last_status;     /* npvk_status of the last failure; 0 if none */

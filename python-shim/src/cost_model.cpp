@@ -1,12 +1,12 @@
 // The cost model from Python: npvk.enable() turns it on (NPVK_COST_MODEL,
 // not in forced mode, NPVK_MIN_BYTES=0), and npvk.cost_model() shows its
-// figures. Elementwise work is decided by the runtime at each flush
-// (runtime/cost_model.hpp), where it sees what fusion gains. Reductions and
-// matrix products are decided here, when they are called, since the host
-// runs them only as NumPy does (its summation order, its BLAS): with NumPy
-// itself, a fallback counted with the reason "cost model".
+// figures. Where work runs is the runtime's decision (its placement,
+// npvk_placement_decide): elementwise work at each flush, where it sees what
+// fusion gains; reductions, scans and matrix products when they are called,
+// asked here, since the host runs them only as NumPy does (its summation
+// order, its BLAS): with NumPy itself, a fallback counted with the reason
+// the answer gives ("cost model").
 #include <atomic>
-#include <mutex>
 
 #include "numpy_api.hpp"
 #include "shim.hpp"
@@ -14,117 +14,41 @@
 namespace npvk_shim {
 namespace {
 
+// Calls are asked about from ufunc loops too, which NumPy may run without
+// the GIL: nothing here touches Python.
 std::atomic<bool> g_on{false};
-// The figures, fetched at the first decision (measured then if need be).
-// Decisions are made in ufunc loops too, which NumPy may run without the
-// GIL: nothing here touches Python.
-std::once_flag g_fetched;
-npvk_cost_model g_figures{};
-bool g_cpu_device = false;
-
-// What is left of the cost of making the device (npvk_cost_model's
-// device_make_ns), which the device's side of a decision carries until it is
-// made; asked again at each decision until then.
-std::atomic<bool> g_device_made{false};
-
-double device_make_ns() {
-  if (g_device_made.load(std::memory_order_relaxed)) return 0;
-  npvk_cost_model m{};
-  m.struct_size = sizeof m;
-  if (npvk_context_get_cost_model(context(), 0, &m) != NPVK_SUCCESS) return 0;
-  if (m.device_made) g_device_made.store(true, std::memory_order_relaxed);
-  return m.device_make_ns;
-}
-
-bool figures() {
-  std::call_once(g_fetched, [] {
-    npvk_device_info info{};
-    info.struct_size = sizeof info;
-    if (npvk_context_device_info(context(), &info) == NPVK_SUCCESS)
-      g_cpu_device = info.type == NPVK_DEVICE_CPU;
-    g_figures.struct_size = sizeof g_figures;
-    if (npvk_context_get_cost_model(context(), 1, &g_figures) != NPVK_SUCCESS)
-      g_figures.measured = 0;
-  });
-  return g_figures.measured;
-}
-
-// Whether queued device work writes `data`.
-bool pending_write(const void *data) {
-  int read_waits = 0, write_waits = 0;
-  return npvk_managed_pending(data, &read_waits, &write_waits) == NPVK_SUCCESS && read_waits;
-}
-
-// Elementwise work is weighed per flush, after it was recorded. Where the
-// model sends flush after flush to the host (a slow device: Mesa 22.3's
-// lavapipe streams memory 30x slower than NumPy), recording is pure cost:
-// the replay ran SOR 1.4x slower than NumPy, its temporaries all distinct and
-// cold instead of NumPy's one warm block, and each array's pages protected
-// at its op and faulted open at its host use. After kHostStreak such flushes in a
-// row, the next kBypassCalls loop calls run with NumPy at once; then
-// recording resumes until the model decides another flush, and the streak
-// it leaves decides whether to bypass again.
-constexpr uint64_t kHostStreak = 2;
-constexpr int64_t kBypassCalls = 8192;
-constexpr uint32_t kCheckEvery = 16;  // recorded calls between looks at the streak
+// An answer of "host" for an elementwise loop call holds for the calls it
+// names (npvk_placement.hold_calls): counted down here, without the lock.
 std::atomic<int64_t> g_bypass_left{0};
+// Calls that would be recorded, and how many of them pass between questions
+// (npvk_placement.ask_every; each takes the context's lock). Counted from the
+// first call, bound or not; until the first answer, at the rate the answer
+// gives today, so that questions fall on the same calls as they did when
+// this rule lived here.
 std::atomic<uint32_t> g_since_check{0};
-std::atomic<uint64_t> g_weighed_at_bypass{0};
+std::atomic<uint32_t> g_ask_every{16};
+
+npvk_placement decide(npvk_context ctx, npvk_work_kind kind, const void *const *operands, int count,
+                      uint64_t bytes) {
+  npvk_work_desc work{};
+  work.struct_size = sizeof work;
+  work.kind = uint32_t(kind);
+  work.operands = operands;
+  work.count = uint32_t(count);
+  work.bytes = bytes;
+  npvk_placement answer{};
+  answer.struct_size = sizeof answer;
+  if (npvk_placement_decide(ctx, &work, &answer) != NPVK_SUCCESS) answer.host = 0;
+  return answer;
+}
 
 }  // namespace
 
-// Column sums, logical and extremum reductions and scans run as workgroup
-// kernels; the device takes them only where it streams this much faster than
-// the host. Lavapipe on Mesa 25 streams 0.028-0.029 ns/B against NumPy's
-// 0.032-0.034, yet its workgroup kernels ran column sums (sklearn's
-// StandardScaler, 1e5 x 50 along axis 0) in 9-23 ms against NumPy's 3-4, and
-// isnan(X).any() over 5e6 elements in 14 ms against about 3.
-constexpr double kOthersNeedDeviceFaster = 2.0;
-
 const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes,
                               CostedWork work) {
-  if (!g_on.load(std::memory_order_relaxed) || !figures()) return nullptr;
-  const bool product = work == CostedWork::Product;
-  const double device_speedup = g_figures.host_ns_per_byte / g_figures.device_ns_per_byte;
-  // No GLSL product beats a CPU's BLAS on the same cores, and where the host
-  // streams memory faster than the device, no reduction does either; nor
-  // does a workgroup reduction where the device streams less than twice as
-  // fast (below: lavapipe's column sums ran 3-5x slower than NumPy's).
-  const bool host_faster =
-      product ? g_cpu_device
-              : (work == CostedWork::OtherReduction && device_speedup < kOthersNeedDeviceFaster) ||
-                    double(bytes) * g_figures.host_ns_per_byte <
-                        g_figures.device_flush_ns + double(bytes) * g_figures.device_ns_per_byte +
-                            device_make_ns();
-  if (!host_faster) return nullptr;
-  // An operand that queued work writes: that work runs now (where its own
-  // flush's estimate says), rather than with this call on the device.
-  // - A streamed sum stays on the device with its producer where the device
-  //   streams faster than the host and the producer's flush would run there:
-  //   N-body's row sums of a fused chain (2-3x NumPy at medium size on Mesa
-  //   25, 0.93x when they went to NumPy). Where the producer would run on
-  //   the host, the sum runs there after it: scikit-learn's k-means++ chain
-  //   (5 ops over (8, 1e5), in place, and its row sums) took 2.1-2.4 ms per
-  //   flush on lavapipe, NumPy 0.86, and the chain's own flush is weighed by
-  //   what it measured (FlushHistory), which the sum's flush then learns.
-  // - Any other reduction only where the device streams at least twice as
-  //   fast (a GPU; kOthersNeedDeviceFaster).
-  // - A product never: no producer fuses into it, and on a CPU device BLAS
-  //   wins whoever streams faster (sklearn's PCA transform, 1e5 x 50 @ 50 x
-  //   10, took 170 ms as a GLSL product against NumPy's 5).
-  bool pending = false;
-  for (int k = 0; k < count; ++k) pending = pending || pending_write(operands[k]);
-  if (pending) {
-    int producer_on_host = 0;
-    if (work == CostedWork::StreamedSum && device_speedup >= 1.0 &&
-        (npvk_context_pending_on_host(context(), &producer_on_host) != NPVK_SUCCESS ||
-         !producer_on_host))
-      return nullptr;
-    if (work == CostedWork::OtherReduction && device_speedup >= kOthersNeedDeviceFaster)
-      return nullptr;
-    if (npvk_sync(context()) != NPVK_SUCCESS) return nullptr;  // the device path reports it
-  }
-  return "cost model";
+  if (!g_on.load(std::memory_order_relaxed)) return nullptr;
+  const npvk_placement answer = decide(context(), npvk_work_kind(work), operands, count, bytes);
+  return answer.host ? answer.reason : nullptr;
 }
 
 const char *cost_model_bypassing() {
@@ -136,26 +60,16 @@ const char *cost_model_bypassing() {
 const char *elementwise_cost_reason() {
   if (!g_on.load(std::memory_order_relaxed)) return nullptr;
   if (const char *reason = cost_model_bypassing()) return reason;
-  if (g_since_check.fetch_add(1, std::memory_order_relaxed) % kCheckEvery != 0) return nullptr;
+  if (g_since_check.fetch_add(1, std::memory_order_relaxed) %
+          g_ask_every.load(std::memory_order_relaxed) !=
+      0)
+    return nullptr;
   if (!device_bound()) return nullptr;  // asking must not bind it
-  npvk_cost_model m{};
-  m.struct_size = sizeof m;
-  if (npvk_context_get_cost_model(context(), 0, &m) != NPVK_SUCCESS) return nullptr;
-  // Another bypass only after the model decided a flush recorded since.
-  if (m.host_streak < kHostStreak || m.flushes_weighed <= g_weighed_at_bypass.load())
-    return nullptr;
-  // What was recorded since that flush is weighed first, whole. Without it
-  // the first bypassed call read the last recorded ops' results, a flush of
-  // those few ops that the host wins by the device's fixed cost alone, and
-  // the streak fed itself: SOR, whose fused sweeps the device runs 1.8x
-  // faster than NumPy, ran a one-op flush per sweep on the host (0.79x NumPy
-  // at medium size). Where that work goes to the device the streak ends.
-  if (npvk_managed_flush() != NPVK_SUCCESS ||
-      npvk_context_get_cost_model(context(), 0, &m) != NPVK_SUCCESS || m.host_streak < kHostStreak)
-    return nullptr;
-  g_weighed_at_bypass = m.flushes_weighed;
-  g_bypass_left = kBypassCalls;
-  return "cost model";
+  const npvk_placement answer = decide(context(), NPVK_WORK_ELEMENTWISE, nullptr, 0, 0);
+  if (answer.ask_every) g_ask_every.store(answer.ask_every, std::memory_order_relaxed);
+  if (!answer.host) return nullptr;
+  g_bypass_left = int64_t(answer.hold_calls);
+  return answer.reason;
 }
 
 bool cost_model_on() {

@@ -214,19 +214,22 @@ PyObject *py_set_cost_model(PyObject *, PyObject *on);
 // Gives the bound context the cost model's setting (install_host_loop calls it).
 void apply_cost_model();
 PyObject *py_cost_model(PyObject *, PyObject *measure);
-// What the cost model weighs when it is called: a float sum along the axis
-// memory is contiguous in (the device streams it, pairwise: row sums, or all
-// elements), any other reduction or scan (the device's workgroup kernels:
-// column sums, logical and extremum reductions), or a product.
-enum class CostedWork { StreamedSum, OtherReduction, Product };
-// "cost model" where NumPy on the host is estimated faster for `work` over
-// `operands` (queued work writing one runs first), else null.
+// What a call is, as the runtime's placement weighs it (npvk_work_kind): a
+// float sum along the axis memory is contiguous in, any other reduction or
+// scan, or a product.
+enum class CostedWork : uint32_t {
+  StreamedSum = NPVK_WORK_STREAMED_SUM,
+  OtherReduction = NPVK_WORK_REDUCTION,
+  Product = NPVK_WORK_PRODUCT,
+};
+// The placement's reason ("cost model") where it runs `work` over `operands`
+// on the host (queued work writing one ran first), else null.
 const char *cost_model_reason(const void *const *operands, int count, uint64_t bytes,
                               CostedWork work);
-// "cost model" for an elementwise loop call while the cost model keeps
+// "cost model" for an elementwise loop call while the placement keeps
 // running every flush on the host: NumPy runs it at once, unrecorded. Asked
-// of calls that would be recorded otherwise (every kCheckEvery-th looks at
-// the context's streak, under its lock); cost_model_bypassing() is the cheap
+// of calls that would be recorded otherwise (once per the answer's
+// ask_every, under the context's lock); cost_model_bypassing() is the cheap
 // part, for any call.
 const char *elementwise_cost_reason();
 const char *cost_model_bypassing();

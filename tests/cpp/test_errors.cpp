@@ -58,6 +58,11 @@ TEST_F(Errors, ZeroNeverCreatedAndReleasedHandles) {
     EXPECT_FAILS(npvk_context_release(npvk_context{id}), NPVK_ERR_INVALID_HANDLE);
     int on_host = -1;
     EXPECT_FAILS(npvk_context_pending_on_host(npvk_context{id}, &on_host), NPVK_ERR_INVALID_HANDLE);
+    npvk_work_desc work{};
+    work.struct_size = sizeof work;
+    npvk_placement answer{};
+    answer.struct_size = sizeof answer;
+    EXPECT_FAILS(npvk_placement_decide(npvk_context{id}, &work, &answer), NPVK_ERR_INVALID_HANDLE);
     EXPECT_EQ(on_host, -1);
     EXPECT_FAILS(npvk_buffer_create(npvk_context{id}, 16, &b), NPVK_ERR_INVALID_HANDLE);
     EXPECT_EQ(b.id, kUntouched);
@@ -98,6 +103,48 @@ TEST_F(Errors, PendingOnHostWithoutTheCostModel) {
   NPVK_EXPECT_OK(npvk_unary(ctx(), NPVK_OP_NEGATIVE, view_.get(), out_.get()));
   NPVK_EXPECT_OK(npvk_context_pending_on_host(ctx(), &on_host));
   EXPECT_EQ(on_host, 0);
+  ExpectContextUsable();
+}
+
+// The same component answers a C caller before it records a reduction, a
+// scan or a product (npvk_placement_decide): the device while the cost model
+// is off, with queued work left queued; descriptions it cannot read fail.
+TEST_F(Errors, PlacementWithoutTheCostModel) {
+  NPVK_EXPECT_OK(npvk_unary(ctx(), NPVK_OP_NEGATIVE, view_.get(), out_.get()));
+  const void *operands[1] = {nullptr};
+  npvk_work_desc work{};
+  work.struct_size = sizeof work;
+  work.kind = NPVK_WORK_REDUCTION;
+  work.operands = operands;
+  work.count = 1;
+  work.bytes = uint64_t(1) << 30;
+  npvk_placement answer{};
+  answer.struct_size = sizeof answer;
+  answer.host = 7;
+  for (uint32_t kind : {NPVK_WORK_ELEMENTWISE, NPVK_WORK_STREAMED_SUM, NPVK_WORK_REDUCTION,
+                        NPVK_WORK_SCAN, NPVK_WORK_PRODUCT}) {
+    work.kind = kind;
+    NPVK_EXPECT_OK(npvk_placement_decide(ctx(), &work, &answer));
+    EXPECT_EQ(answer.host, 0u);
+    EXPECT_EQ(answer.reason, nullptr);
+    EXPECT_EQ(answer.transfer_ns, 0.0);
+    // A loop call's answer says when to ask again; the others hold for no call.
+    EXPECT_EQ(answer.ask_every > 0, kind == NPVK_WORK_ELEMENTWISE);
+    EXPECT_EQ(answer.hold_calls, 0u);
+  }
+  int on_host = -1;
+  NPVK_EXPECT_OK(npvk_context_pending_on_host(ctx(), &on_host));
+  EXPECT_EQ(on_host, 0);
+  EXPECT_FAILS(npvk_placement_decide(ctx(), &work, nullptr), NPVK_ERR_INVALID_ARGUMENT);
+  EXPECT_FAILS(npvk_placement_decide(ctx(), nullptr, &answer), NPVK_ERR_INVALID_ARGUMENT);
+  work.kind = NPVK_WORK_PRODUCT + 1;
+  EXPECT_FAILS(npvk_placement_decide(ctx(), &work, &answer), NPVK_ERR_INVALID_ARGUMENT);
+  work.kind = NPVK_WORK_REDUCTION;
+  work.operands = nullptr;
+  EXPECT_FAILS(npvk_placement_decide(ctx(), &work, &answer), NPVK_ERR_INVALID_ARGUMENT);
+  work.operands = operands;
+  work.struct_size = 4;
+  EXPECT_FAILS(npvk_placement_decide(ctx(), &work, &answer), NPVK_ERR_INVALID_ARGUMENT);
   ExpectContextUsable();
 }
 

@@ -1,7 +1,7 @@
-// The host path's pool (runtime/host_workers.hpp): every part runs once,
+// The host path's pool (runtime/host/host_workers.hpp): every part runs once,
 // whatever the count of parts and threads, errors come back to the caller,
 // and a run that finds the pool busy runs all of its parts itself.
-#include "runtime/host_workers.hpp"
+#include "runtime/host/host_workers.hpp"
 
 #include <gtest/gtest.h>
 

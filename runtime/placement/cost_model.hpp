@@ -3,7 +3,7 @@
 // the planned kernels on the device. It is asked only where the host can
 // reach every operand in place (a CPU or unified-memory device's zero-copy
 // buffers) and a host loop is registered, so the choice never moves data.
-// Its parameters are measured once per device (Context::measure_costs) and
+// Its parameters are measured once per device (Placement, calibration.cpp) and
 // kept beside the kernel cache.
 #pragma once
 

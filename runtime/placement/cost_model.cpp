@@ -1,4 +1,4 @@
-#include "runtime/cost_model.hpp"
+#include "runtime/placement/cost_model.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Measures the cost model's parameters (runtime/cost_model.hpp) on this
+// Measures the cost model's parameters (runtime/placement/cost_model.hpp) on its
 // context's device and host, once per device and driver: the same ops
 // (add, exp, power of float64 arrays) run as kernels and through the host
 // loop, each timed as a whole flush, the fastest of a few runs, and on the
@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "runtime/context.hpp"
+#include "runtime/placement/placement.hpp"
 
 namespace npvk {
 namespace {
@@ -27,8 +28,8 @@ constexpr int kRuns = 5;
 
 }  // namespace
 
-std::string Context::device_key() const {
-  const npvk_device_info &info = info_;
+std::string Placement::device_key() const {
+  const npvk_device_info &info = ctx_.device_info();
   std::string key;
   char hex[3];
   for (uint8_t byte : info.driver_uuid) {
@@ -44,32 +45,34 @@ std::string Context::device_key() const {
   return key + ids;
 }
 
-const CostParams &Context::cost_params(bool measure) {
+const CostParams &Placement::params(bool measure) {
   if (costs_tried_ || costs_.measured) return costs_;
-  if (load_cost_params(cache_dir_, device_key(), &costs_) || !measure) return costs_;
+  const std::string &dir = ctx_.cache_dir_;
+  if (load_cost_params(dir, device_key(), &costs_) || !measure) return costs_;
   costs_tried_ = true;
-  costs_ = measure_costs();
-  if (costs_.measured) save_cost_params(cache_dir_, device_key(), costs_);
+  costs_ = this->measure();
+  if (costs_.measured) save_cost_params(dir, device_key(), costs_);
   return costs_;
 }
 
-CostParams Context::measure_costs() {
+CostParams Placement::measure() {
+  Context &ctx = ctx_;
   CostParams p;
   // The measurement's own work is no part of the program's statistics.
-  const npvk_stats saved_stats = stats_;
-  const FlushWhere saved_where = where_;
-  // NumPy's loops on one thread, as NumPy runs them (Recovery::set_split).
-  recovery_.set_split(false);
+  const npvk_stats saved_stats = ctx.stats_;
+  const Forced saved_forced = forced_;
+  // NumPy's loops on one thread, as NumPy runs them (HostExecutor::set_split).
+  ctx.host_.set_split(false);
   struct SplitAgain {
-    Recovery &recovery;
-    ~SplitAgain() { recovery.set_split(true); }
-  } split_again{recovery_};
+    HostExecutor &host;
+    ~SplitAgain() { host.set_split(true); }
+  } split_again{ctx.host_};
   // A page between neighbours: NumPy's SIMD loops take an output that ends
   // where an input starts as overlapping it, and run their scalar loop (a
   // power of two adjacent 8 MiB buffers measured 10 ns per element, against
   // 1.7 for the same call on separate arrays).
   const int64_t bytes = kElements * 8 + 4096;
-  auto a = create_buffer(bytes), b = create_buffer(bytes), c = create_buffer(bytes);
+  auto a = ctx.create_buffer(bytes), b = ctx.create_buffer(bytes), c = ctx.create_buffer(bytes);
   for (const auto &buf : {a, b})
     if (!buf->device->mapped()) return p;  // the host cannot run this device's work
   std::fill_n(static_cast<double *>(a->device->mapped()), kElements, 1.25);
@@ -101,16 +104,16 @@ CostParams Context::measure_costs() {
     const uint32_t nin = uint32_t(operands.size() - 1);
     Pair best{1e300, 1e300};
     for (int run = 0; run <= kRuns; ++run) {
-      for (FlushWhere where : {FlushWhere::Device, FlushWhere::Host}) {
-        if (where == FlushWhere::Host && !host) continue;
-        where_ = where;
-        apply(op, operands, nin);
+      for (Forced where : {Forced::Device, Forced::Host}) {
+        if (where == Forced::Host && !host) continue;
+        forced_ = where;
+        ctx.apply(op, operands, nin);
         const auto start = std::chrono::steady_clock::now();
-        flush();
+        ctx.flush();
         const double t =
             std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
                 .count();
-        double &slot = where == FlushWhere::Device ? best.device : best.host;
+        double &slot = where == Forced::Device ? best.device : best.host;
         if (run > 0) slot = std::min(slot, t);
       }
     }
@@ -129,12 +132,12 @@ CostParams Context::measure_costs() {
            c2 = make_view(c, 0, NPVK_FLOAT64, 1, &n2, nullptr),
            ua3 = make_view(a, 0, NPVK_UINT8, 1, &n3, nullptr),
            uc3 = make_view(c, 0, NPVK_UINT8, 1, &n3, nullptr);
-      where_ = FlushWhere::Device;
-      apply(NPVK_OP_ADD, {va.get(), vb.get(), vc.get()}, 2);
-      apply(NPVK_OP_EXP, {a1.get(), c1.get()}, 1);
-      apply(NPVK_OP_POWER, {a2.get(), b2.get(), c2.get()}, 2);
-      apply(NPVK_OP_ADD, {ua3.get(), ua3.get(), uc3.get()}, 2);
-      flush();
+      forced_ = Forced::Device;
+      ctx.apply(NPVK_OP_ADD, {va.get(), vb.get(), vc.get()}, 2);
+      ctx.apply(NPVK_OP_EXP, {a1.get(), c1.get()}, 1);
+      ctx.apply(NPVK_OP_POWER, {a2.get(), b2.get(), c2.get()}, 2);
+      ctx.apply(NPVK_OP_ADD, {ua3.get(), ua3.get(), uc3.get()}, 2);
+      ctx.flush();
     }
     const double bytes3 = 3.0 * 8 * kElements;
     p.device_flush_ns = time(NPVK_OP_ADD, {ta.get(), ta.get(), tc.get()}).device;
@@ -165,10 +168,10 @@ CostParams Context::measure_costs() {
     p.host_pow_ns = std::max(0.0, host_pow - math_bytes3 * p.host_ns_per_byte) / kMathElements;
     p.measured = true;
   } catch (const Error &) {
-    pending_.clear();  // no figures: every flush stays on the device
+    ctx.pending_.clear();  // no figures: every flush stays on the device
   }
-  where_ = saved_where;
-  stats_ = saved_stats;
+  forced_ = saved_forced;
+  ctx.stats_ = saved_stats;
   return p;
 }
 

@@ -1,4 +1,4 @@
-#include "runtime/fused_replay.hpp"
+#include "runtime/host/fused_replay.hpp"
 
 #include <algorithm>
 #include <cfenv>
@@ -6,7 +6,7 @@
 #include "base/host_fp.hpp"
 #include "compile/dtype.hpp"
 #include "runtime/buffer.hpp"
-#include "runtime/host_workers.hpp"
+#include "runtime/host/host_workers.hpp"
 
 namespace npvk {
 namespace {

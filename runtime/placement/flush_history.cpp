@@ -1,4 +1,4 @@
-#include "runtime/flush_history.hpp"
+#include "runtime/placement/flush_history.hpp"
 
 #include <algorithm>
 #include <functional>

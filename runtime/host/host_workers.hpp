@@ -1,6 +1,6 @@
 // The host path's threads: NumPy's loops, which NumPy itself runs on one
 // core, run on every core this process may use when npvk replays a flush on
-// the host (fused_replay.cpp, recovery.cpp). Elementwise loops give the same
+// the host (fused_replay.cpp, host_executor.cpp). Elementwise loops give the same
 // bits whichever thread runs which elements; reductions are not split.
 //
 // The parts of a run touch only pages that are open while a flush runs, as

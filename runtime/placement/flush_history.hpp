@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "compile/fusion.hpp"
-#include "runtime/cost_model.hpp"
+#include "runtime/placement/cost_model.hpp"
 
 namespace npvk {
 

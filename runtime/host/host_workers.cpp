@@ -1,4 +1,4 @@
-#include "runtime/host_workers.hpp"
+#include "runtime/host/host_workers.hpp"
 
 #include <pthread.h>
 #include <sched.h>
