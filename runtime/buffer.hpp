@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "compile/fusion_fences.hpp"
 #include "compile/view.hpp"
 #include "vulkan/memory.hpp"
 
@@ -87,13 +88,9 @@ class Buffer {
   // memory"): values of an older generation are dead once their readers ran,
   // and `discarded` speaks of the newest.
   uint32_t generation = 0;
-  // The latest recorded op that wrote it (the context's op count at that op),
-  // the bytes it wrote, and which elements (a hash of offset, dtype, shape and
-  // strides): a later op that reads other elements of those bytes cannot
-  // share that op's kernel (Recorder::note_kernel_cuts).
-  uint64_t last_write_op = 0;
-  int64_t last_write_lo = 0, last_write_hi = 0;
-  uint64_t last_write_layout = 0;
+  // The latest recorded op that wrote it: a later op that reads other
+  // elements of those bytes cannot share that op's kernel (FenceTracker).
+  LastWrite last_write;
 
  private:
   std::shared_ptr<Context> ctx_;

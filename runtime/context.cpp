@@ -341,17 +341,7 @@ std::vector<vk::Dispatch> Context::bind(const std::vector<PlannedKernel> &kernel
 }
 
 bool Context::may_fuse_with_next(uint64_t op) const {
-  const uint64_t now = stats_.ops_recorded, fence = recorder_->fusion_fence();
-  // A reset of the counts (reset_stats) makes `op` or the fence later than now.
-  if (op > now || fence > now) return true;
-  // Planning must start a new kernel after the fence (Recorder::fusion_fence:
-  // a standalone kernel, a change of shape, a read of other elements of
-  // bytes a queued op wrote): an op up to it is in a kernel that runs before
-  // the next op's. A time step that ends in reductions (N-body's row sums) or
-  // whose stencil reads the last step's grid then hands its temporaries to
-  // the next step instead of mapping fresh pages.
-  if (op <= fence) return false;
-  return now - op <= kMaxFusedSteps;
+  return recorder_->fences().may_fuse_with_next(op, stats_.ops_recorded);
 }
 
 void Context::flush() {

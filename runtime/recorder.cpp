@@ -129,70 +129,6 @@ void Recorder::ran(const std::vector<RecordedOp> &done, double device_seconds) {
   budget_.ran(units, device_seconds);
 }
 
-namespace {
-
-// Which elements of its bytes an operand is, as KernelBuilder's slots tell
-// them apart (same_elements: offset, dtype, strides over the op's shape).
-// Equal layouts may collide; that only misses a cut.
-uint64_t element_layout(const View &v, const IterationSpace &space, uint32_t k) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
-  mix(v.offset);
-  mix(uint64_t(v.dtype));
-  // In C order, the same elements as in any loop of that count walking
-  // them in order (KernelBuilder rebases such slots: loops_pair_up).
-  if (in_c_order(space.full_shape, space.full_strides[k])) {
-    mix(uint64_t(space.count));
-    return h;
-  }
-  for (size_t d = 0; d < space.full_shape.size(); ++d) {
-    mix(uint64_t(space.full_shape[d]));
-    mix(uint64_t(space.full_strides[k][d]));
-  }
-  return h;
-}
-
-}  // namespace
-
-void Recorder::note_kernel_cuts(uint64_t op, const std::vector<const View *> &operands,
-                                uint32_t nin, const IterationSpace &space,
-                                const std::array<std::pair<int64_t, int64_t>, kMaxOperands> &extent,
-                                bool replaces_last) {
-  // Cuts plan_kernels must make, so that memory freed before them can be
-  // reused before the flush without two values meeting in one kernel
-  // (Context::may_fuse_with_next). Two ops in a row whose loops cannot pair
-  // up are never in one kernel (a merged row replaces the op before). Where
-  // one is in memory order the planner may or may not cut: no fence.
-  const bool flat = in_memory_order(space);
-  if (!replaces_last && !last_shape_.empty() &&
-      !loops_pair_up(last_shape_, last_flat_, space.full_shape, flat))
-    fusion_fence_ = std::max(fusion_fence_, op - 1);
-  last_shape_ = space.full_shape;
-  last_flat_ = flat;
-  // An op that reads other elements of bytes a queued op wrote cannot join
-  // that op's kernel (KernelBuilder::conflicts): a stencil's read of the last
-  // step's grid, so a time loop's steps fence each other (the heat equation's
-  // and SOR's). Views interleaving apart (an image's channels) still share a
-  // kernel after such a fence, so two arrays may meet in one kernel's slot
-  // after all: plan_kernels keeps each slot's last written array and asks
-  // contract() about each array it read (compile/fusion.cpp).
-  for (uint32_t k = 0; k < nin; ++k) {
-    const View &v = *operands[k];
-    if (v.scalar) continue;
-    const Buffer &b = *v.buffer;
-    if (b.last_write_op <= fusion_fence_ || b.last_write_op >= op) continue;
-    if (extent[k].second <= b.last_write_lo || b.last_write_hi <= extent[k].first) continue;
-    if (element_layout(v, space, k) != b.last_write_layout) fusion_fence_ = b.last_write_op;
-  }
-  for (uint32_t k = nin; k < uint32_t(operands.size()); ++k) {
-    Buffer &b = *operands[k]->buffer;
-    b.last_write_op = op;
-    b.last_write_lo = extent[k].first;
-    b.last_write_hi = extent[k].second;
-    b.last_write_layout = element_layout(*operands[k], space, k);
-  }
-}
-
 void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel, KernelSpec spec,
                                  std::vector<View> operands, std::vector<int64_t> lo,
                                  std::vector<int64_t> hi, int64_t elements) {
@@ -206,8 +142,7 @@ void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel,
   rec.hi.assign(hi.begin(), hi.end());
   rec.space.count = elements;
   rec.standalone = std::move(kernel);
-  fusion_fence_ = stats_.ops_recorded;  // its own kernel
-  last_shape_.clear();
+  fences_.note_standalone(stats_.ops_recorded);
   enqueue(std::move(rec), false);
 }
 
@@ -346,7 +281,12 @@ void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uin
     rec.hi[k] = extent[k].second;
   }
   if (nin == 2) rec.spec.exponent = fixed_exponent_of(rec.spec, *operands[1]);
-  note_kernel_cuts(stats_.ops_recorded, operands, nin, space, extent, replace_last);
+  // Cuts plan_kernels must make, so that memory freed before them can be
+  // reused before the flush (Context::may_fuse_with_next).
+  std::array<LastWrite *, kMaxOperands> writes{};
+  for (size_t k = 0; k < operands.size(); ++k)
+    if (!operands[k]->scalar) writes[k] = &operands[k]->buffer->last_write;
+  fences_.note_elementwise(stats_.ops_recorded, operands, nin, space, extent, writes, replace_last);
   rec.space = std::move(space);
   enqueue(std::move(rec), replace_last);
 }

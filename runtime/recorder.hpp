@@ -14,6 +14,7 @@
 #include "compile/families/elementwise/elementwise_glsl.hpp"
 #include "compile/families/reduce/reduce_plan.hpp"
 #include "compile/fusion.hpp"
+#include "compile/fusion_fences.hpp"
 #include "compile/row_merge.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/profile.hpp"
@@ -51,10 +52,8 @@ class Recorder {
   // A flush ran `done` in `device_seconds`: the queue's time estimate learns
   // the device's rate from it.
   void ran(const std::vector<RecordedOp> &done, double device_seconds);
-  // An op count up to which no recorded op shares a kernel with a later one
-  // (Context::may_fuse_with_next): the latest standalone kernel (reduction,
-  // scan, matrix product), or a cut that planning must make (note_kernel_cuts).
-  uint64_t fusion_fence() const { return fusion_fence_; }
+  // The cuts planning will make, as recorded so far (compile/fusion_fences.hpp).
+  const FenceTracker &fences() const { return fences_; }
   // Every queued op gets the next serial (a merged row keeps its op's):
   // npvk_context_last_op and npvk_flush_info name ops by it.
   uint64_t last_serial() const { return serial_; }
@@ -65,16 +64,8 @@ class Recorder {
   const RecordLimits &limits() const { return limits_; }
 
  private:
-  // Moves the fence to the cuts plan_kernels cannot avoid before the op being
-  // recorded (count `op`), and notes what it writes.
-  void note_kernel_cuts(uint64_t op, const std::vector<const View *> &operands, uint32_t nin,
-                        const IterationSpace &space,
-                        const std::array<std::pair<int64_t, int64_t>, kMaxOperands> &extent,
-                        bool replaces_last);
-  uint64_t fusion_fence_ = 0;
+  FenceTracker fences_;
   uint64_t serial_ = 0;
-  Dims last_shape_;         // the full shape of the last elementwise op
-  bool last_flat_ = false;  // and whether it was in memory order (in_memory_order)
   void record(npvk_op op, const std::vector<const View *> &operands, uint32_t nin,
               bool replace_last);
   bool try_merge_row(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import npvk
-from npvk_testlib import StatsDelta, npvk_enabled
+from npvk_testlib import StatsDelta, npvk_enabled, run_python
 
 N = 160  # 160 x 160 float64: 200 KiB, managed and "large" at either threshold below
 # The cost model is on only with a threshold (min_bytes 0 is forced mode).
@@ -118,18 +118,25 @@ def test_with_the_cost_model_a_host_assignment_is_numpys(monkeypatch):
     assert delta.fallbacks("setitem") == 0
 
 
+SHRINKING = r"""
+import numpy as np, npvk
+npvk.enable(min_bytes=0)
+first = np.empty(40_000)  # 320 KB: managed
+address = first.__array_interface__["data"][0]
+del first
+second = np.empty(39_000)  # 8 KB less
+reused = second.__array_interface__["data"][0] == address
+del second
+third = np.empty(20_000)  # half: fresh pages rather than waste half a block
+fresh = third.__array_interface__["data"][0] != address
+print(reused, fresh)
+"""
+
+
 def test_a_shrinking_temporary_reuses_the_block_just_freed():
     """A block freed at most a quarter larger than the next request serves
     it (no fresh pages to fault in and zero), as the C heap's does for
-    NumPy."""
-    with npvk_enabled():
-        first = np.empty(40_000)  # 320 KB: managed
-        address = first.__array_interface__["data"][0]
-        del first
-        second = np.empty(39_000)  # 8 KB less
-        reused = second.__array_interface__["data"][0] == address
-        del second
-        third = np.empty(20_000)  # half: fresh pages rather than waste half a block
-        not_reused = third.__array_interface__["data"][0] != address
-    assert reused
-    assert not_reused
+    NumPy. In a process of its own, whose spare blocks are only these."""
+    child = run_python(["-c", SHRINKING])
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["True", "True"]
