@@ -3,7 +3,8 @@
 # package, found relative to itself:
 #   npvk/libnpvk.so             the runtime (the extension's RPATH is $ORIGIN)
 #   npvk/_native*.so, npvk/*.py the NumPy shim (python-shim/CMakeLists.txt)
-#   npvk/include/npvk/npvk.h    the C ABI, for npvk.get_include()
+#   npvk/include/npvk/*.h       the C ABI (npvk.h and the parts it includes),
+#                               for npvk.get_include()
 #   npvk/bin/npvk-info          run by the npvk-info console script (npvk/_info.py)
 #   npvk_autoload.py, npvk-autoload.pth   NPVK=1 for every program
 install(TARGETS npvk LIBRARY DESTINATION npvk)

@@ -15,7 +15,7 @@ class Context;
 class Buffer;
 
 // Told about recorded work on buffers it manages (Buffer::managed set), so it
-// can keep host pages coherent (interpose/managed_memory.cpp). Called with the
+// can keep host pages coherent (interpose/managed_coherence.cpp). Called with the
 // context's lock held.
 class MemoryObserver {
  public:

@@ -66,6 +66,7 @@ part cpp env NPVK_FUSE_MIN_ELEMENTS=0 LD_PRELOAD="$NPVK_ASAN_RUNTIME${lavapipe:+
 python_tests=(
   tests/python/test_api.py
   tests/python/test_coherence.py
+  tests/python/test_managed_pages.py
   "tests/python/test_faults.py::test_failed_flush_gives_numpy_results[compile:4]"
   "tests/python/test_faults.py::test_failed_flush_gives_numpy_results[submit:1]"
   "tests/python/test_faults.py::test_failed_flush_gives_numpy_results[device_lost:3]"

@@ -62,7 +62,7 @@ Array::Array(vk::Device &device, uint64_t elements) : device_(device), elements_
   const uint64_t bytes = std::max<uint64_t>(elements * sizeof(double), 8);
   if (info.host_memory_import && kHugePage % info.min_imported_host_pointer_alignment == 0) {
     host_bytes_ = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    // Over-map by a huge page to align the start, as interpose/managed_memory.cpp.
+    // Over-map by a huge page to align the start, as interpose/managed_pages.cpp.
     void *raw = mmap(nullptr, host_bytes_ + kHugePage, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     require(raw != MAP_FAILED, NPVK_ERR_OUT_OF_HOST_MEMORY, "mmap failed");

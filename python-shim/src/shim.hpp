@@ -106,6 +106,7 @@ PyObject *py_check_fault_handler(PyObject *, PyObject *);
 // Counters by ufunc and reason, for npvk.stats().
 void count_device_op();
 uint64_t device_ops_counted();  // since the start or the last reset
+uint64_t ops_queued();          // by count_device_op, never reset
 void count_fallback(const char *ufunc, const char *reason);
 // The same for a ufunc loop: the counter of `ufunc`'s calls that fell back
 // for `reason`, for the process's lifetime (a loop keeps its last one: a
@@ -118,6 +119,8 @@ struct LoopCounter {
 LoopCounter *loop_fallback_counter(const char *ufunc, const char *reason);
 PyObject *counters_as_dict();  // new reference: {"ops_on_device": n, "ops_fallback": {...}}
 void reset_counters();
+PyObject *py_stats(PyObject *, PyObject *);        // npvk.stats() (counters.cpp)
+PyObject *py_reset_stats(PyObject *, PyObject *);  // npvk.reset_stats()
 
 // Reports floating-point exceptions that device work raised, through NumPy's
 // own error handling (np.seterr / np.errstate decide: warn, raise, ignore...),

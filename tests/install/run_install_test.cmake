@@ -51,6 +51,9 @@ endif()
 run("install" COMMAND ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}" ${config_args})
 
 set(installed_files "${INCLUDEDIR}/npvk/npvk.h" "${LIBDIR}/libnpvk.so" "${BINDIR}/npvk-info"
+                    "${INCLUDEDIR}/npvk/npvk_types.h" "${INCLUDEDIR}/npvk/npvk_context.h"
+                    "${INCLUDEDIR}/npvk/npvk_observe.h" "${INCLUDEDIR}/npvk/npvk_ops.h"
+                    "${INCLUDEDIR}/npvk/npvk_managed.h" "${INCLUDEDIR}/npvk/npvk_placement.h"
                     "${LIBDIR}/cmake/npvk/npvkConfig.cmake"
                     "${LIBDIR}/cmake/npvk/npvkConfigVersion.cmake" "${LIBDIR}/pkgconfig/npvk.pc")
 if(EXAMPLES_SOURCE_DIR)

@@ -34,7 +34,7 @@ os.environ.setdefault(
 for _var in ("NPVK", "NPVK_MIN_BYTES", "NPVK_STATS"):
     os.environ.pop(_var, None)
 # The suite tests the device's paths: the cost model would run much of its
-# default-threshold work with NumPy's loops on lavapipe. test_cost_model.py
+# default-threshold work with NumPy's loops on lavapipe. test_cost_model*.py
 # turns it on; tests/libraries and the examples run with it, as users do.
 os.environ.setdefault("NPVK_COST_MODEL", "0")
 

@@ -1,4 +1,4 @@
-"""Which pages managed arrays get (interpose/managed_memory.cpp, map_pages;
+"""Which pages managed arrays get (interpose/managed_pages.cpp, map_pages;
 docs/architecture.md, "Managed memory"): as NumPy's own, huge pages for an
 array allocated unfilled (np.empty, a ufunc's output) and 4 KiB pages for a
 zero-filled one (np.zeros: NumPy's calloc), which npvk moves onto huge pages
