@@ -68,13 +68,25 @@ PRELUDE = textwrap.dedent("""
             # the part freed for the array.
             libc.munmap(g + room, HOLE)
             keep.append(a)  # holds the hole it took: the next try goes elsewhere
-        raise AssertionError("no managed array in a hole of ours in 2048 tries")
+        raise AssertionError("no managed array in a hole of ours in 2048 tries")  # PLACEMENT_FAILED
 """)
 
 
+PLACEMENT_FAILED = "no managed array in a hole of ours"
+
+
 def run(body, **env):
-    return run_python(["-c", PRELUDE + textwrap.dedent(body)], env=subprocess_env(**env),
-                      timeout=300)
+    """The case in a child; again (at most twice more) where the child could
+    not set the scene up: where the kernel maps the array depends on the
+    process's other mappings, which npvk does not decide (about one suite run
+    in six missed it in 2048 tries under xdist, before and after the changes
+    of December 2026). A failure of the case itself fails at once."""
+    for _ in range(3):
+        proc = run_python(["-c", PRELUDE + textwrap.dedent(body)], env=subprocess_env(**env),
+                          timeout=300)
+        if proc.returncode == 0 or PLACEMENT_FAILED not in proc.stderr:
+            return proc
+    return proc
 
 
 def check(proc):
