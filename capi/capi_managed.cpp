@@ -1,5 +1,6 @@
 // Managed memory: the host-coherent allocations interposing runtimes use.
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "capi/capi_common.hpp"
@@ -118,6 +119,18 @@ NPVK_API npvk_status npvk_managed_apply(npvk_op op, uint32_t nin, uint32_t nout,
     require(nin + nout <= kMaxOperands && nout >= 1, NPVK_ERR_INVALID_ARGUMENT,
             "an operation has 1 to 4 operands and at least one output");
     require(operands != nullptr, NPVK_ERR_INVALID_ARGUMENT, "operands is null");
+    // Scalars are read before the lock: one may lie in managed memory that
+    // queued work writes (NumPy passes a 0-d array's element), and the fault
+    // that syncs it must not come while this thread holds the context's lock.
+    uint64_t scalar_bits[kMaxOperands] = {};
+    for (uint32_t k = 0; k < nin; ++k)
+      if (operands[k].scalar) {
+        require(operands[k].data != nullptr, NPVK_ERR_INVALID_ARGUMENT,
+                "an operand's data is null");
+        require(dtype_info(operands[k].dtype).itemsize <= sizeof(uint64_t),
+                NPVK_ERR_INVALID_ARGUMENT, "a scalar operand's dtype is wider than 8 bytes");
+        std::memcpy(&scalar_bits[k], operands[k].data, dtype_info(operands[k].dtype).itemsize);
+      }
     ManagedMemory &mm = managed();
     ContextLock lock(mm.context()->mutex());
     require(mm.active(), NPVK_ERR_UNSUPPORTED, "managed memory is disabled in this process");
@@ -151,7 +164,7 @@ NPVK_API npvk_status npvk_managed_apply(npvk_op op, uint32_t nin, uint32_t nout,
     for (uint32_t k = 0; k < nin + nout; ++k) {
       const npvk_managed_operand &o = operands[k];
       if (o.scalar) {
-        views[k] = make_scalar_view(mm.context(), o.dtype, o.data);
+        views[k] = make_scalar_view(mm.context(), o.dtype, &scalar_bits[k]);
       } else {
         const uint64_t offset = uint64_t(static_cast<const uint8_t *>(o.data) - found[k]->base);
         views[k] = make_view(mm.buffer_of(*found[k]), offset, o.dtype, o.ndim, o.shape, o.strides);

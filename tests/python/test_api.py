@@ -349,3 +349,47 @@ def test_managed_apply_records_one_call_or_says_why_not():
         assert call(operands(a, b, c), 5)[0] != 0  # five operands
         assert apply(add, 2, 1, None, 0, None) != 0
         assert call(operands(0, b, c), 3)[0] != 0  # null data
+
+
+_SCALAR_IN_CLOSED_PAGES = """
+import numpy as np, npvk
+from scipy import ndimage
+npvk.enable(min_bytes=0)
+out, n = ndimage.label(np.ones([]))
+print(bool(np.isnan(out)), int(out), n)
+"""
+
+
+def test_a_scalar_operand_in_closed_pages_is_read_not_a_crash():
+    """A 0-d array reaches a ufunc's loop as a stride-0 input, read as a
+    scalar. Where its pages are closed to the host (a reused block, or queued
+    work writes it), reading it faults: npvk_managed_apply reads it before
+    taking the context's lock, where the fault can be served. scipy.ndimage's
+    test_label01 in forced mode crashed on np.isnan of the label array; in a
+    child, so that a crash fails the test and not the suite."""
+    pytest.importorskip("scipy.ndimage")
+    child = run_python(["-c", _SCALAR_IN_CLOSED_PAGES])
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.split() == ["False", "1", "1"]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_a_scalar_operand_that_queued_work_writes_is_read_not_a_crash(dtype):
+    """A 0-d array reaches a ufunc's loop as a stride-0 input, read as a
+    scalar. Where queued device work writes it, reading it syncs (a fault):
+    npvk_managed_apply reads it before taking the context's lock, where the
+    fault can be served (scipy.ndimage's test_label01 in forced mode crashed
+    on np.isnan of such an array)."""
+    expected_nan = np.isnan(np.ones((), dtype) + 1)
+    expected_sum = np.arange(100_000, dtype=dtype) + (np.ones((), dtype) + 1)
+    with npvk_enabled(min_bytes=0):
+        s = np.ones((), dtype)
+        x = np.arange(100_000, dtype=dtype)
+        npvk.sync()
+        s += 1  # queued: the device writes s
+        got_nan = np.isnan(s)
+        s += 0
+        got_sum = x + s
+        npvk.sync()
+    assert got_nan == expected_nan
+    np.testing.assert_array_equal(got_sum, expected_sum)
