@@ -188,8 +188,14 @@ SIGINT_SCRIPT = textwrap.dedent("""
     stop = threading.Event()
     sent = 0
 
+    looping = threading.Event()
+
     def interrupter():
         global sent
+        # Not before the main thread is past t.start(): a signal while it
+        # waits for the thread to start is an interrupt of the test's own
+        # set-up (a loaded machine made that wait longer than 5 ms).
+        looping.wait()
         while not stop.is_set():
             if sent % 8 == 7:
                 # Now and then a pause until an iteration completes (slow
@@ -207,7 +213,8 @@ SIGINT_SCRIPT = textwrap.dedent("""
     compute(a)
     npvk.sync()  # kernels built before the signals start: they test flushes, not compiles
     t = threading.Thread(target=interrupter)
-    t.start()  # (its first signal comes 5 ms later, inside the loop)
+    t.start()
+    looping.set()  # (its first signal comes 5 ms later, inside the loop)
     deadline = time.monotonic() + SECONDS
     while True:
         # A signal may land anywhere, the handler of the last one included.
