@@ -23,9 +23,9 @@ class Error : public std::runtime_error {
   throw Error(status, message);
 }
 
-inline void require(bool condition, npvk_status status, const std::string &message) {
-  if (!condition) fail(status, message);
-}
+// A built message would be built on every call, failing or not: those
+// checks use NPVK_REQUIRE, which builds it only on failure.
+void require(bool condition, npvk_status status, const std::string &message) = delete;
 
 // A literal message becomes a string only when the check fails (most
 // messages are longer than the small-string buffer: an allocation per check).

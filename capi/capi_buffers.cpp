@@ -18,10 +18,10 @@ npvk_status with_buffer(npvk_buffer h, Body &&body) {
 }
 
 void check_range(const Buffer &b, uint64_t offset, uint64_t size) {
-  require(offset <= b.size() && size <= b.size() - offset, NPVK_ERR_OUT_OF_BOUNDS,
-          "bytes [" + std::to_string(offset) + ", " + std::to_string(offset) + "+" +
-              std::to_string(size) + ") are outside the buffer of " + std::to_string(b.size()) +
-              " bytes");
+  NPVK_REQUIRE(offset <= b.size() && size <= b.size() - offset, NPVK_ERR_OUT_OF_BOUNDS,
+               "bytes [" + std::to_string(offset) + ", " + std::to_string(offset) + "+" +
+                   std::to_string(size) + ") are outside the buffer of " +
+                   std::to_string(b.size()) + " bytes");
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ inline std::shared_ptr<View> get_view(npvk_view h) {
 }
 
 // A scalar operand holding the value of `dtype` at `value` (capi_views.cpp).
+View scalar_view(const std::shared_ptr<Context> &ctx, npvk_dtype dtype, const void *value);
 std::shared_ptr<View> make_scalar_view(const std::shared_ptr<Context> &ctx, npvk_dtype dtype,
                                        const void *value);
 

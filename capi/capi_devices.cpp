@@ -77,9 +77,9 @@ NPVK_API npvk_status npvk_device_get_info(uint32_t index, npvk_device_info *out)
   return guarded([&] {
     require_out(out, "out");
     const auto &devices = vk::shared_instance().devices();
-    require(index < devices.size(), NPVK_ERR_INVALID_ARGUMENT,
-            "device index " + std::to_string(index) + " is out of range (" +
-                std::to_string(devices.size()) + " devices)");
+    NPVK_REQUIRE(index < devices.size(), NPVK_ERR_INVALID_ARGUMENT,
+                 "device index " + std::to_string(index) + " is out of range (" +
+                     std::to_string(devices.size()) + " devices)");
     copy_sized(out, devices[index].info);
   });
 }

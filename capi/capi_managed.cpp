@@ -159,17 +159,18 @@ NPVK_API npvk_status npvk_managed_apply(npvk_op op, uint32_t nin, uint32_t nout,
       *declined = "small";
       return;
     }
-    std::shared_ptr<View> views[kMaxOperands];
+    View views[kMaxOperands];
     std::vector<const View *> ptrs(nin + nout);
     for (uint32_t k = 0; k < nin + nout; ++k) {
       const npvk_managed_operand &o = operands[k];
       if (o.scalar) {
-        views[k] = make_scalar_view(mm.context(), o.dtype, &scalar_bits[k]);
+        views[k] = scalar_view(mm.context(), o.dtype, &scalar_bits[k]);
       } else {
         const uint64_t offset = uint64_t(static_cast<const uint8_t *>(o.data) - found[k]->base);
-        views[k] = make_view(mm.buffer_of(*found[k]), offset, o.dtype, o.ndim, o.shape, o.strides);
+        views[k] =
+            strided_view(mm.buffer_of(*found[k]), offset, o.dtype, o.ndim, o.shape, o.strides);
       }
-      ptrs[k] = views[k].get();
+      ptrs[k] = &views[k];
     }
     mm.context()->apply(op, ptrs, nin);
   });

@@ -61,7 +61,7 @@ NPVK_API npvk_status npvk_context_write_profile(npvk_context h, const char *path
     }
     std::ofstream out(path, std::ios::trunc);
     out << text;
-    require(bool(out), NPVK_ERR_INVALID_ARGUMENT, std::string("cannot write ") + path);
+    NPVK_REQUIRE(bool(out), NPVK_ERR_INVALID_ARGUMENT, std::string("cannot write ") + path);
   });
 }
 

@@ -32,15 +32,19 @@ uint64_t widen_scalar(npvk_dtype dtype, const void *value) {
 
 namespace npvk {
 
+View scalar_view(const std::shared_ptr<Context> &ctx, npvk_dtype dtype, const void *value) {
+  dtype_info(dtype);  // validates
+  View view;
+  view.ctx = ctx;
+  view.dtype = dtype;
+  view.scalar = true;
+  view.scalar_bits = widen_scalar(dtype, value);
+  return view;
+}
+
 std::shared_ptr<View> make_scalar_view(const std::shared_ptr<Context> &ctx, npvk_dtype dtype,
                                        const void *value) {
-  dtype_info(dtype);  // validates
-  auto view = std::make_shared<View>();
-  view->ctx = ctx;
-  view->dtype = dtype;
-  view->scalar = true;
-  view->scalar_bits = widen_scalar(dtype, value);
-  return view;
+  return std::make_shared<View>(scalar_view(ctx, dtype, value));
 }
 
 }  // namespace npvk

@@ -302,7 +302,7 @@ std::vector<PlannedKernel> plan_kernels(const std::vector<RecordedOp> &ops, bool
   for (PlannedKernel &k : kernels) {
     if (k.standalone) continue;
     OperandDims strides;
-    std::vector<bool> unit_stride(k.slots.size());
+    OperandFlags unit_stride(k.slots.size());
     for (size_t s = 0; s < k.slots.size(); ++s) {
       const bool memory = !k.spec.slots[s].scalar && (k.slots[s].read || k.spec.slots[s].stored);
       strides.push_back(memory ? k.slots[s].strides : Dims(k.slots[s].strides.size(), 0));

@@ -22,11 +22,14 @@
 namespace npvk {
 
 // One validated elementwise op, as record() queued it.
+// An op's operands, inline: recording allocates nothing for them.
+using OperandViews = InlineVector<View, kMaxOperands>;
+
 struct RecordedOp {
-  KernelSpec spec;             // op and dtypes
-  std::vector<View> operands;  // inputs, then outputs (they keep the buffers alive)
-  Dims lo, hi;                 // byte extent of each operand
-  IterationSpace space;        // its own loop, with the full shape and strides
+  KernelSpec spec;        // op and dtypes
+  OperandViews operands;  // inputs, then outputs (they keep the buffers alive)
+  Dims lo, hi;            // byte extent of each operand
+  IterationSpace space;   // its own loop, with the full shape and strides
   // Set for a kernel of its own (compile/families/kernels.hpp): a reduction
   // or scan (operands: input, output) or a matrix product (A, B, C).
   std::shared_ptr<const StandaloneKernel> standalone;

@@ -50,8 +50,8 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
     }
   }
 
-  Dims shape(out0.shape.begin(), out0.shape.begin() + nd);
-  std::vector<bool> unit_stride(nops);
+  Dims shape = first_dims(out0.shape, nd);
+  OperandFlags unit_stride(nops);
   for (size_t k = 0; k < nops; ++k) unit_stride[k] = !ops[k]->scalar;
   IterationSpace space = merge_dimensions(shape, strides, unit_stride);
   if (in_memory_order(space) && nd > 1) {
@@ -71,7 +71,7 @@ IterationSpace plan_iteration(const std::vector<const View *> &ops, uint32_t nin
 }
 
 IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides,
-                                const std::vector<bool> &unit_stride) {
+                                const OperandFlags &unit_stride) {
   const size_t nops = strides.size();
   IterationSpace space;
   space.count = 1;

@@ -11,21 +11,30 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/inline_vector.hpp"
 #include "compile/view.hpp"
 
 namespace npvk {
 
 constexpr int kMaxOperands = 4;
 
-// A loop's extents or one operand's strides, inline up to 4 dimensions:
-// recording an op then allocates once per list of operands, not per operand
-// (bench/record: malloc and free were about a third of npvk_apply's
-// instructions). The list itself stays a std::vector, whose move cannot
-// throw: a queue of RecordedOps that grows then moves them rather than
-// copies them (boost's small_vector of small_vectors is not nothrow-movable).
+// A loop's extents or one operand's strides, inline up to 4 dimensions, in a
+// list inline up to kMaxOperands operands: recording an op allocates nothing
+// for them (bench/record: malloc and free were about a third of a recorded
+// op's instructions). A fused kernel's slots may outnumber kMaxOperands; the
+// list then grows onto the heap.
 using Dims = boost::container::small_vector<int64_t, 4>;
-using OperandDims = std::vector<Dims>;
 static_assert(std::is_nothrow_move_constructible_v<Dims>);
+using OperandDims = InlineVector<Dims, kMaxOperands>;
+// The first n of a view's extents or strides.
+inline Dims first_dims(const ViewDims &dims, uint32_t n) {
+  Dims out(n);
+  for (uint32_t d = 0; d < n; ++d) out[d] = dims[d];
+  return out;
+}
+// Per operand: whether it must step by one element for a loop to count as
+// contiguous (merge_dimensions).
+using OperandFlags = InlineVector<bool, kMaxOperands>;
 
 struct IterationSpace {
   int64_t count = 0;        // elements
@@ -49,7 +58,7 @@ IterationSpace plan_iteration(const std::vector<const View *> &operands, uint32_
 // operand k must have unit stride for the loop to count as contiguous
 // (operands past its end need not).
 IterationSpace merge_dimensions(const Dims &shape, const OperandDims &strides,
-                                const std::vector<bool> &unit_stride);
+                                const OperandFlags &unit_stride);
 
 // Whether an op's arrays all step through their elements in memory order
 // (scalars aside): plan_iteration gives such an op the flat full shape

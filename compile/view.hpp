@@ -4,9 +4,10 @@
 
 #include <npvk/npvk.h>
 
-#include <array>
 #include <cstdint>
 #include <memory>
+
+#include "compile/view_dims.hpp"
 
 namespace npvk {
 
@@ -19,8 +20,8 @@ struct View {
   uint64_t offset = 0;             // bytes
   npvk_dtype dtype = NPVK_BOOL;
   uint32_t ndim = 0;
-  std::array<int64_t, NPVK_MAX_DIMS> shape{};
-  std::array<int64_t, NPVK_MAX_DIMS> strides{};  // bytes
+  ViewDims shape;
+  ViewDims strides;  // bytes
   bool scalar = false;
   uint64_t scalar_bits = 0;  // the value widened to 64 bits as kernels read it
   // The buffer's generation when the op was recorded (Buffer::generation).

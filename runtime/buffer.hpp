@@ -97,7 +97,10 @@ class Buffer {
   uint64_t size_;
 };
 
-// Validates a strided view of `buffer` (see npvk_view_create) and makes it.
+// Validates a strided view of `buffer` (see npvk_view_create) and makes it:
+// on the stack (a caller that records it and lets it go), or shared (a handle).
+View strided_view(const std::shared_ptr<Buffer> &buffer, uint64_t offset, npvk_dtype dtype,
+                  uint32_t ndim, const int64_t *shape, const int64_t *strides);
 std::shared_ptr<View> make_view(const std::shared_ptr<Buffer> &buffer, uint64_t offset,
                                 npvk_dtype dtype, uint32_t ndim, const int64_t *shape,
                                 const int64_t *strides);

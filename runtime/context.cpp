@@ -354,6 +354,16 @@ void Context::flush() {
   // reported once by the call that flushed, not replayed on every later call.
   std::vector<RecordedOp> done;
   done.swap(pending_);
+  // The queue starts again with the capacity an earlier batch grew: one that
+  // grows from nothing moves every op it holds at each doubling.
+  pending_.swap(spare_queue_);
+  struct KeepCapacity {
+    std::vector<RecordedOp> &done, &spare;
+    ~KeepCapacity() {
+      done.clear();  // lets the buffers go now, as at the end of a flush
+      if (done.capacity() > spare.capacity()) spare.swap(done);
+    }
+  } keep_capacity{done, spare_queue_};
   recorder_->forget_row();  // drops its references to the buffers
   // The calibration flushes its own work from in here (the placement
   // forced): those flushes are not the program's.

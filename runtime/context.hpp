@@ -198,6 +198,7 @@ class Context : public std::enable_shared_from_this<Context> {
   npvk_flush_hook flush_hook_ = nullptr;
   void *flush_hook_user_ = nullptr;
   std::vector<RecordedOp> pending_;
+  std::vector<RecordedOp> spare_queue_;  // empty; the capacity flush() hands pending_
   MemoryObserver *observer_ = nullptr;
 
   npvk_device_info info_{};

@@ -46,9 +46,10 @@ void parse(Plan &p, const char *spec) {
     char *num_end = nullptr;
     const char *num = colon == std::string::npos ? "" : item.c_str() + colon + 1;
     unsigned long long n = std::strtoull(num, &num_end, 10);
-    require(k < kKinds && *num && *num_end == 0 && n > 0, NPVK_ERR_INVALID_ARGUMENT,
-            "bad fault '" + item +
-                "': expected kind:N with kind alloc, compile, submit or device_lost and N >= 1");
+    NPVK_REQUIRE(
+        k < kKinds && *num && *num_end == 0 && n > 0, NPVK_ERR_INVALID_ARGUMENT,
+        "bad fault '" + item +
+            "': expected kind:N with kind alloc, compile, submit or device_lost and N >= 1");
     target[k] = n;
   }
   std::memcpy(p.target, target, sizeof target);

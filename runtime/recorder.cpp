@@ -100,6 +100,13 @@ uint64_t Recorder::last_serial_of_this_thread_anywhere() {
 }
 
 void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
+  const double replaced_units = replace_last ? op_units(pending_.back()) : 0;
+  RecordedOp &slot = replace_last ? pending_.back() : pending_.emplace_back();
+  slot = std::move(rec);
+  queued(slot, replace_last, replaced_units);
+}
+
+void Recorder::queued(RecordedOp &rec, bool replace_last, double replaced_units) {
   rec.thread = recording_thread();
   if (!replace_last) ++serial_;
   t_last_recorder = this;
@@ -113,13 +120,10 @@ void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
   }
   const double units = op_units(rec);
   if (replace_last) {
-    const bool full = budget_.replace(op_units(pending_.back()), units);
-    pending_.back() = std::move(rec);
-    if (full) flush_();
+    if (budget_.replace(replaced_units, units)) flush_();
     return;
   }
-  if (pending_.empty()) budget_.clear();  // flushed (or abandoned) since
-  pending_.push_back(std::move(rec));
+  if (pending_.size() == 1) budget_.clear();  // flushed (or abandoned) since
   if (budget_.add(units) || pending_.size() >= kMaxPendingOps) flush_();
 }
 
@@ -130,7 +134,7 @@ void Recorder::ran(const std::vector<RecordedOp> &done, double device_seconds) {
 }
 
 void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel, KernelSpec spec,
-                                 std::vector<View> operands, std::vector<int64_t> lo,
+                                 OperandViews operands, std::vector<int64_t> lo,
                                  std::vector<int64_t> hi, int64_t elements) {
   std::vector<const View *> views;
   for (const View &v : operands) views.push_back(&v);
@@ -266,29 +270,38 @@ void Recorder::record(npvk_op op, const std::vector<const View *> &operands, uin
   NPVK_REQUIRE(!replace_last || (stats_.flushes == flushes && !pending_.empty()), NPVK_ERR_INTERNAL,
                "the queued row was flushed while its next row was recorded");
 
-  RecordedOp rec;
-  rec.spec.op = op;
-  rec.spec.nin = nin;
-  rec.spec.nout = n - nin;
-  rec.operands.reserve(n);
-  rec.lo.resize(n);
-  rec.hi.resize(n);
-  for (uint32_t k = 0; k < n; ++k) {
-    const View &v = *operands[k];
-    rec.spec.operands[k] = {dtypes[k], v.scalar};
-    rec.operands.push_back(v);
-    rec.lo[k] = extent[k].first;
-    rec.hi[k] = extent[k].second;
-  }
-  if (nin == 2) rec.spec.exponent = fixed_exponent_of(rec.spec, *operands[1]);
+  KernelSpec spec;
+  spec.op = op;
+  spec.nin = nin;
+  spec.nout = n - nin;
+  for (uint32_t k = 0; k < n; ++k) spec.operands[k] = {dtypes[k], operands[k]->scalar};
+  if (nin == 2) spec.exponent = fixed_exponent_of(spec, *operands[1]);
   // Cuts plan_kernels must make, so that memory freed before them can be
   // reused before the flush (Context::may_fuse_with_next).
   std::array<LastWrite *, kMaxOperands> writes{};
   for (size_t k = 0; k < operands.size(); ++k)
     if (!operands[k]->scalar) writes[k] = &operands[k]->buffer->last_write;
   fences_.note_elementwise(stats_.ops_recorded, operands, nin, space, extent, writes, replace_last);
+
+  // Copied first (a view of over 4 dimensions allocates), so that nothing
+  // after the op takes its place in the queue can throw.
+  OperandViews views;
+  for (uint32_t k = 0; k < n; ++k) views.push_back(*operands[k]);
+  // Filled where it is queued: an op is over a kilobyte of views and loops,
+  // and moving it there cost as much as the rest of recording (bench/record).
+  const double replaced_units = replace_last ? op_units(pending_.back()) : 0;
+  RecordedOp &rec = replace_last ? pending_.back() : pending_.emplace_back();
+  rec.spec = spec;
+  rec.operands = std::move(views);
+  rec.lo.resize(n);
+  rec.hi.resize(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    rec.lo[k] = extent[k].first;
+    rec.hi[k] = extent[k].second;
+  }
   rec.space = std::move(space);
-  enqueue(std::move(rec), replace_last);
+  rec.standalone.reset();
+  queued(rec, replace_last, replaced_units);
 }
 
 void Recorder::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &axes,

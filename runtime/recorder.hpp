@@ -79,9 +79,12 @@ class Recorder {
   // Queues `rec` (replacing the last queued op for a merged row), marking
   // mirrored outputs as newer on the device.
   void enqueue(RecordedOp &&rec, bool replace_last);
+  // The op just written into the queue's last place: stamps it, and flushes
+  // when the queue is full.
+  void queued(RecordedOp &rec, bool replace_last, double replaced_units);
   void record_standalone(std::shared_ptr<const StandaloneKernel> kernel, KernelSpec spec,
-                         std::vector<View> operands, std::vector<int64_t> lo,
-                         std::vector<int64_t> hi, int64_t elements);
+                         OperandViews operands, std::vector<int64_t> lo, std::vector<int64_t> hi,
+                         int64_t elements);
 
   Context &ctx_;
   std::vector<RecordedOp> &pending_;

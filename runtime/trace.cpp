@@ -104,9 +104,9 @@ std::string Trace::json() const {
 
 void Trace::write(const std::string &path) const {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  require(bool(out), NPVK_ERR_INVALID_ARGUMENT, "cannot write the trace to " + path);
+  NPVK_REQUIRE(bool(out), NPVK_ERR_INVALID_ARGUMENT, "cannot write the trace to " + path);
   out << json();
-  require(bool(out), NPVK_ERR_INVALID_ARGUMENT, "cannot write the trace to " + path);
+  NPVK_REQUIRE(bool(out), NPVK_ERR_INVALID_ARGUMENT, "cannot write the trace to " + path);
 }
 
 }  // namespace npvk

@@ -21,9 +21,10 @@ uint64_t physical_size(uint64_t size) {
 DeviceBuffer::DeviceBuffer(Device &device, uint64_t size, MemoryPlacement placement)
     : device_(device), size_(size) {
   const npvk_device_info &info = device.info();
-  require(physical_size(size) <= info.max_memory_allocation_size, NPVK_ERR_OUT_OF_DEVICE_MEMORY,
-          "a buffer of " + std::to_string(size) + " bytes exceeds the device's " +
-              "maxMemoryAllocationSize of " + std::to_string(info.max_memory_allocation_size));
+  NPVK_REQUIRE(physical_size(size) <= info.max_memory_allocation_size,
+               NPVK_ERR_OUT_OF_DEVICE_MEMORY,
+               "a buffer of " + std::to_string(size) + " bytes exceeds the device's " +
+                   "maxMemoryAllocationSize of " + std::to_string(info.max_memory_allocation_size));
   create(physical_size(size), nullptr);
   VkMemoryRequirements req{};
   device.fn().vkGetBufferMemoryRequirements(device.handle(), buffer_, &req);

@@ -306,8 +306,8 @@ long local_rank(const char **variable) {
     if (!value || !*value) continue;
     char *end = nullptr;
     long rank = std::strtol(value, &end, 10);
-    require(*end == '\0' && rank >= 0, NPVK_ERR_NO_DEVICE,
-            std::string(name) + "=" + value + " is not a local rank (a whole number >= 0)");
+    NPVK_REQUIRE(*end == '\0' && rank >= 0, NPVK_ERR_NO_DEVICE,
+                 std::string(name) + "=" + value + " is not a local rank (a whole number >= 0)");
     if (variable) *variable = name;
     return rank;
   }
@@ -326,9 +326,9 @@ uint32_t by_local_rank(const std::vector<DeviceCaps> &devices, long rank) {
     if (best < 0 || type_rank(devices[i].info.type) < type_rank(devices[best].info.type))
       best = int(i);
   }
-  require(best >= 0, NPVK_ERR_NO_DEVICE,
-          std::string("no usable Vulkan device; device 0 (") + devices[0].info.name + ") " +
-              devices[0].info.unusable_reason);
+  NPVK_REQUIRE(best >= 0, NPVK_ERR_NO_DEVICE,
+               std::string("no usable Vulkan device; device 0 (") + devices[0].info.name + ") " +
+                   devices[0].info.unusable_reason);
   std::vector<uint32_t> peers;
   for (uint32_t i = 0; i < devices.size(); ++i)
     if (devices[i].info.usable &&
@@ -352,9 +352,9 @@ uint32_t Instance::select(const char *selector, const std::string &fallback) con
   if (sel.empty()) sel = fallback;
   auto check_usable = [&](uint32_t i) {
     const npvk_device_info &info = devices_[i].info;
-    require(info.usable, NPVK_ERR_NO_DEVICE,
-            std::string("device ") + std::to_string(i) + " (" + info.name + ") " +
-                info.unusable_reason);
+    NPVK_REQUIRE(info.usable, NPVK_ERR_NO_DEVICE,
+                 std::string("device ") + std::to_string(i) + " (" + info.name + ") " +
+                     info.unusable_reason);
     return i;
   };
   if (lower(sel) == "local-rank") return by_local_rank(devices_, local_rank());
@@ -362,9 +362,9 @@ uint32_t Instance::select(const char *selector, const std::string &fallback) con
     bool numeric = std::all_of(sel.begin(), sel.end(), [](char c) { return std::isdigit(c); });
     if (numeric) {
       unsigned long index = std::strtoul(sel.c_str(), nullptr, 10);
-      require(index < devices_.size(), NPVK_ERR_NO_DEVICE,
-              "NPVK_DEVICE=" + sel + ": no device has that index (devices: " +
-                  std::to_string(devices_.size()) + ", numbered from 0)");
+      NPVK_REQUIRE(index < devices_.size(), NPVK_ERR_NO_DEVICE,
+                   "NPVK_DEVICE=" + sel + ": no device has that index (devices: " +
+                       std::to_string(devices_.size()) + ", numbered from 0)");
       return check_usable(uint32_t(index));
     }
     for (uint32_t i = 0; i < devices_.size(); ++i)

@@ -101,8 +101,8 @@ std::vector<double> load(const std::string &path, uint64_t elements) {
   std::vector<double> values(elements);
   std::ifstream in(path, std::ios::binary);
   in.read(reinterpret_cast<char *>(values.data()), std::streamsize(elements * sizeof(double)));
-  require(in && in.peek() == EOF, NPVK_ERR_INVALID_ARGUMENT,
-          path + ": not " + std::to_string(elements) + " float64 values");
+  NPVK_REQUIRE(in && in.peek() == EOF, NPVK_ERR_INVALID_ARGUMENT,
+               path + ": not " + std::to_string(elements) + " float64 values");
   return values;
 }
 
@@ -110,7 +110,7 @@ void save(const std::string &path, const std::vector<double> &values) {
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char *>(values.data()),
             std::streamsize(values.size() * sizeof(double)));
-  require(bool(out), NPVK_ERR_INVALID_ARGUMENT, "cannot write " + path);
+  NPVK_REQUIRE(bool(out), NPVK_ERR_INVALID_ARGUMENT, "cannot write " + path);
 }
 
 uint64_t bits(double x) {

@@ -23,7 +23,7 @@ constexpr uint64_t kHugePage = 2u << 20;
 
 std::string read_file(const std::string &path) {
   std::ifstream in(path);
-  require(bool(in), NPVK_ERR_INVALID_ARGUMENT, "cannot read " + path);
+  NPVK_REQUIRE(bool(in), NPVK_ERR_INVALID_ARGUMENT, "cannot read " + path);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -44,7 +44,7 @@ std::string with_includes(const std::string &source, const std::string &dir) {
         out += read_file(dir + "/" + name);
       } else {
         const char *text = embedded_shader(name.c_str());
-        require(text != nullptr, NPVK_ERR_INVALID_ARGUMENT, "no shader " + name);
+        NPVK_REQUIRE(text != nullptr, NPVK_ERR_INVALID_ARGUMENT, "no shader " + name);
         out += text;
       }
     } else {

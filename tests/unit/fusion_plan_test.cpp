@@ -60,7 +60,7 @@ RecordedOp Op(npvk_op op, std::vector<View> operands) {
   r.spec.op = op;
   r.spec.nin = uint32_t(operands.size() - 1);
   r.spec.nout = 1;
-  r.operands = std::move(operands);
+  r.operands.assign(operands.begin(), operands.end());
   std::vector<const View *> ptrs;
   for (size_t k = 0; k < r.operands.size(); ++k) {
     const View &v = r.operands[k];

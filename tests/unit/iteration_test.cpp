@@ -81,7 +81,7 @@ TEST(Iteration, ScalarInputStaysContiguous) {
 // 32-bit offsets need every partial sum of coordinate * stride below 2^31,
 // negative strides included, and fewer than 2^31 elements.
 TEST(Iteration, OffsetsFitInt32) {
-  const std::vector<bool> unit = {true, true};  // both operands
+  const OperandFlags unit = {true, true};  // both operands
   // A 1000 x 1000 interior of a 1002-wide grid, and a reversed view.
   EXPECT_TRUE(offsets_fit_int32(merge_dimensions({1000, 1000}, {{1002, 1}, {-1002, -1}}, unit)));
   // 2^16 rows 2^15 apart: offsets up to (2^16 - 1) * 2^15 + 1 < 2^31.

@@ -522,8 +522,8 @@ bool has_flags_loop(const FusedKernelSpec &s) {
 }
 
 std::string generate_glsl(const FusedKernelSpec &s) {
-  require(s.slots.size() <= kMaxKernelSlots && !s.steps.empty(), NPVK_ERR_INTERNAL,
-          "a kernel needs 1 to " + std::to_string(kMaxKernelSlots) + " slots and a step");
+  NPVK_REQUIRE(s.slots.size() <= kMaxKernelSlots && !s.steps.empty(), NPVK_ERR_INTERNAL,
+               "a kernel needs 1 to " + std::to_string(kMaxKernelSlots) + " slots and a step");
   return ElementwiseWriter(s).write();
 }
 

@@ -20,20 +20,20 @@ MatmulOp plan_matmul(const View &a, const View &b, const View &c) {
   require(a.dtype == b.dtype && a.dtype == c.dtype, NPVK_ERR_BAD_DTYPE,
           "matmul operands must have one dtype");
   const DtypeInfo &d = dtype_info(a.dtype);
-  require(d.kind != DtypeKind::Bool && a.dtype != NPVK_FLOAT16, NPVK_ERR_UNSUPPORTED,
-          std::string("matmul of ") + d.name + " is not supported");
+  NPVK_REQUIRE(d.kind != DtypeKind::Bool && a.dtype != NPVK_FLOAT16, NPVK_ERR_UNSUPPORTED,
+               std::string("matmul of ") + d.name + " is not supported");
   MatmulOp op;
   op.dtype = a.dtype;
   const int64_t item = d.itemsize;
   op.m = a.shape[a.ndim - 2];
   op.k = a.shape[a.ndim - 1];
   op.n = b.shape[b.ndim - 1];
-  require(b.shape[b.ndim - 2] == op.k, NPVK_ERR_SHAPE_MISMATCH,
-          "matmul: A has " + std::to_string(op.k) + " columns but B has " +
-              std::to_string(b.shape[b.ndim - 2]) + " rows");
-  require(c.shape[c.ndim - 2] == op.m && c.shape[c.ndim - 1] == op.n, NPVK_ERR_SHAPE_MISMATCH,
-          "matmul: the output's last two extents must be (" + std::to_string(op.m) + ", " +
-              std::to_string(op.n) + ")");
+  NPVK_REQUIRE(b.shape[b.ndim - 2] == op.k, NPVK_ERR_SHAPE_MISMATCH,
+               "matmul: A has " + std::to_string(op.k) + " columns but B has " +
+                   std::to_string(b.shape[b.ndim - 2]) + " rows");
+  NPVK_REQUIRE(c.shape[c.ndim - 2] == op.m && c.shape[c.ndim - 1] == op.n, NPVK_ERR_SHAPE_MISMATCH,
+               "matmul: the output's last two extents must be (" + std::to_string(op.m) + ", " +
+                   std::to_string(op.n) + ")");
   for (int i = 0; i < 2; ++i) {
     op.a_strides[i] = a.strides[a.ndim - 2 + i] / item;
     op.b_strides[i] = b.strides[b.ndim - 2 + i] / item;
@@ -43,7 +43,7 @@ MatmulOp plan_matmul(const View &a, const View &b, const View &c) {
   const uint32_t rank = c.ndim - 2;
   require(a.ndim - 2 <= rank && b.ndim - 2 <= rank, NPVK_ERR_SHAPE_MISMATCH,
           "matmul: the output has fewer batch dimensions than an input");
-  Dims shape(c.shape.begin(), c.shape.begin() + rank);
+  Dims shape = first_dims(c.shape, rank);
   OperandDims strides(3, Dims(rank, 0));
   const View *views[3] = {&a, &b, &c};
   for (int v = 0; v < 3; ++v) {

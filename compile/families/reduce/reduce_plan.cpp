@@ -63,12 +63,12 @@ namespace {
 // What reductions and scans require of the op and the dtypes.
 ReduceOp start_plan(npvk_op op, const View &in, const View &out, const char *method) {
   const OpInfo &info = op_info(op);
-  require(reducible(op), NPVK_ERR_UNSUPPORTED,
-          std::string(info.name) + " cannot be reduced (not an associative binary op)");
+  NPVK_REQUIRE(reducible(op), NPVK_ERR_UNSUPPORTED,
+               std::string(info.name) + " cannot be reduced (not an associative binary op)");
   require(!in.scalar && !out.scalar, NPVK_ERR_INVALID_ARGUMENT,
           "a reduction's input and output must be arrays, not scalar views");
-  require(in.dtype != NPVK_FLOAT16 && out.dtype != NPVK_FLOAT16, NPVK_ERR_UNSUPPORTED,
-          std::string(info.name) + ": float16 is not supported yet");
+  NPVK_REQUIRE(in.dtype != NPVK_FLOAT16 && out.dtype != NPVK_FLOAT16, NPVK_ERR_UNSUPPORTED,
+               std::string(info.name) + ": float16 is not supported yet");
   ReduceOp r;
   r.spec.op = op;
   r.spec.in = in.dtype;
@@ -145,16 +145,16 @@ ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> 
                         const View &out, uint64_t max_invocations, int64_t loop_budget,
                         int64_t sum_block) {
   ReduceOp r = start_plan(op, in, out, "reduce");
-  require(out.ndim == in.ndim, NPVK_ERR_SHAPE_MISMATCH,
-          "a reduction's output has the input's rank (extent 1 on reduced axes), got " +
-              std::to_string(out.ndim) + " for " + std::to_string(in.ndim));
+  NPVK_REQUIRE(out.ndim == in.ndim, NPVK_ERR_SHAPE_MISMATCH,
+               "a reduction's output has the input's rank (extent 1 on reduced axes), got " +
+                   std::to_string(out.ndim) + " for " + std::to_string(in.ndim));
   std::vector<bool> reduced(in.ndim, false);
   for (uint32_t axis : axes) {
-    require(
+    NPVK_REQUIRE(
         axis < in.ndim, NPVK_ERR_INVALID_ARGUMENT,
         "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.ndim));
-    require(!reduced[axis], NPVK_ERR_INVALID_ARGUMENT,
-            "axis " + std::to_string(axis) + " is listed twice");
+    NPVK_REQUIRE(!reduced[axis], NPVK_ERR_INVALID_ARGUMENT,
+                 "axis " + std::to_string(axis) + " is listed twice");
     reduced[axis] = true;
   }
   const int64_t in_item = dtype_info(in.dtype).itemsize, out_item = dtype_info(out.dtype).itemsize;
@@ -162,9 +162,9 @@ ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> 
   OperandDims outer_strides(2), inner_strides(1);
   for (uint32_t d = 0; d < in.ndim; ++d) {
     const int64_t want = reduced[d] ? 1 : in.shape[d];
-    require(out.shape[d] == want, NPVK_ERR_SHAPE_MISMATCH,
-            "output extent " + std::to_string(out.shape[d]) + " on axis " + std::to_string(d) +
-                " should be " + std::to_string(want));
+    NPVK_REQUIRE(out.shape[d] == want, NPVK_ERR_SHAPE_MISMATCH,
+                 "output extent " + std::to_string(out.shape[d]) + " on axis " + std::to_string(d) +
+                     " should be " + std::to_string(want));
     if (reduced[d]) {
       inner_shape.push_back(in.shape[d]);
       inner_strides[0].push_back(in.strides[d] / in_item);
@@ -203,8 +203,9 @@ ReduceOp plan_reduction(npvk_op op, const View &in, const std::vector<uint32_t> 
 ReduceOp plan_scan(npvk_op op, const View &in, uint32_t axis, const View &out) {
   ReduceOp r = start_plan(op, in, out, "accumulate");
   r.spec.mode = ReduceMode::Scan;
-  require(axis < in.ndim, NPVK_ERR_INVALID_ARGUMENT,
-          "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.ndim));
+  NPVK_REQUIRE(
+      axis < in.ndim, NPVK_ERR_INVALID_ARGUMENT,
+      "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.ndim));
   require(out.ndim == in.ndim, NPVK_ERR_SHAPE_MISMATCH,
           "an accumulation's output has the input's shape");
   const int64_t in_item = dtype_info(in.dtype).itemsize, out_item = dtype_info(out.dtype).itemsize;
