@@ -71,6 +71,11 @@ foreach(layer IN ITEMS base compile vulkan runtime interpose capi python-shim/sr
         if(target MATCHES "/" AND NOT target MATCHES "^(${allowed_${layer}})")
           string(APPEND violations "  ${source}: #include \"${target}\"\n")
         endif()
+        # The recorder is the context's part, fed by it: it must not reach
+        # back into the context (the two included each other).
+        if(source MATCHES "^runtime/recorder\\." AND target STREQUAL "runtime/context.hpp")
+          string(APPEND violations "  ${source}: #include \"${target}\" (the recorder's owner)\n")
+        endif()
         if(source MATCHES "^compile/families/([^/]+)/")
           set(family "${CMAKE_MATCH_1}")
           if(target MATCHES "^compile/families/([^/]+)/" AND NOT CMAKE_MATCH_1 STREQUAL family)

@@ -103,7 +103,7 @@ std::shared_ptr<Context> Context::create(const npvk_context_options *options,
       std::move(access), c.pending_, [self] { self->flush(); }, c.stats_, c.recovery_.failures(),
       c.profiler_, env.device_memory_budget);
   c.recorder_ = std::make_unique<Recorder>(
-      c, c.pending_, [self] { self->flush(); }, *c.residency_, c.observer_, c.stats_, c.profiler_,
+      ctx, c.pending_, [self] { self->flush(); }, *c.residency_, c.observer_, c.stats_, c.profiler_,
       limits);
   c.profiler_.trace_from_options(env.trace_path);
   if (!env.graph_dir.empty()) c.observe_.set_graph_dir(env.graph_dir);

@@ -10,7 +10,7 @@
 #include "compile/families/matmul/matmul_plan.hpp"
 #include "compile/iteration.hpp"
 #include "compile/ops.hpp"
-#include "runtime/context.hpp"
+#include "runtime/fp_errors.hpp"
 
 namespace npvk {
 namespace {
@@ -40,10 +40,12 @@ void name_record(Profiler::Scope &scope, npvk_op op, const char *method) {
 
 }  // namespace
 
-Recorder::Recorder(Context &ctx, std::vector<RecordedOp> &pending, std::function<void()> flush,
-                   Residency &residency, MemoryObserver *const &observer, npvk_stats &stats,
-                   Profiler &profiler, RecordLimits limits)
-    : ctx_(ctx),
+Recorder::Recorder(std::weak_ptr<Context> ctx, std::vector<RecordedOp> &pending,
+                   std::function<void()> flush, Residency &residency,
+                   MemoryObserver *const &observer, npvk_stats &stats, Profiler &profiler,
+                   RecordLimits limits)
+    : ctx_(std::move(ctx)),
+      ctx_address_(ctx_.lock().get()),
       pending_(pending),
       flush_(std::move(flush)),
       residency_(residency),
@@ -54,7 +56,7 @@ Recorder::Recorder(Context &ctx, std::vector<RecordedOp> &pending, std::function
 
 void Recorder::check_operand(const View &v, const char *what, int index) const {
   auto name = [&] { return what + (index < 0 ? std::string() : " " + std::to_string(index)); };
-  NPVK_REQUIRE(v.ctx.get() == &ctx_, NPVK_ERR_INVALID_ARGUMENT,
+  NPVK_REQUIRE(v.ctx.get() == ctx_address_, NPVK_ERR_INVALID_ARGUMENT,
                name() + " belongs to another context");
   NPVK_REQUIRE(v.scalar || v.buffer->has_memory(), NPVK_ERR_INVALID_HANDLE,
                name() + " refers to freed memory");
@@ -339,7 +341,7 @@ void Recorder::reduce(npvk_op op, const View &in, const std::vector<uint32_t> &a
   if (r.reduced == 0) {
     // Nothing to fold: every result is `initial`, or the op's identity.
     View fill;
-    fill.ctx = ctx_.shared_from_this();
+    fill.ctx = ctx_.lock();
     fill.dtype = out.dtype;
     fill.scalar = true;
     if (initial)
@@ -419,7 +421,7 @@ void Recorder::matmul(const View &a, const View &b, const View &c) {
   if (op.k == 0) {
     // An empty sum: zeros, as NumPy gives.
     View zero;
-    zero.ctx = ctx_.shared_from_this();
+    zero.ctx = ctx_.lock();
     zero.dtype = op.dtype;
     zero.scalar = true;
     --stats_.ops_recorded;

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,9 @@ class Recorder {
   // Ops go to `pending`; `flush` runs them (past kMaxPendingOps or about a
   // second of estimated device time, or when residency needs room). `observer` is the context's
   // managed-memory observer.
-  Recorder(Context &ctx, std::vector<RecordedOp> &pending, std::function<void()> flush,
-           Residency &residency, MemoryObserver *const &observer, npvk_stats &stats,
-           Profiler &profiler, RecordLimits limits);
+  Recorder(std::weak_ptr<Context> ctx, std::vector<RecordedOp> &pending,
+           std::function<void()> flush, Residency &residency, MemoryObserver *const &observer,
+           npvk_stats &stats, Profiler &profiler, RecordLimits limits);
 
   void apply(npvk_op op, const std::vector<const View *> &operands, uint32_t nin);
   // `sum_block`: a float sum's blocks, as npvk_reduce_blocked takes it.
@@ -86,7 +87,10 @@ class Recorder {
                          OperandViews operands, std::vector<int64_t> lo, std::vector<int64_t> hi,
                          int64_t elements);
 
-  Context &ctx_;
+  // The owning context, for the views the recorder makes itself; not
+  // included (runtime/context.hpp includes this header).
+  std::weak_ptr<Context> ctx_;
+  const Context *ctx_address_;  // what operands' views must name
   std::vector<RecordedOp> &pending_;
   std::function<void()> flush_;
   Residency &residency_;
