@@ -21,10 +21,10 @@
 
 namespace npvk {
 
-// One validated elementwise op, as record() queued it.
 // An op's operands, inline: recording allocates nothing for them.
 using OperandViews = InlineVector<View, kMaxOperands>;
 
+// One validated elementwise op, as record() queued it.
 struct RecordedOp {
   KernelSpec spec;        // op and dtypes
   OperandViews operands;  // inputs, then outputs (they keep the buffers alive)

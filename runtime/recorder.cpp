@@ -101,11 +101,9 @@ uint64_t Recorder::last_serial_of_this_thread_anywhere() {
   return t_last_serial;
 }
 
-void Recorder::enqueue(RecordedOp &&rec, bool replace_last) {
-  const double replaced_units = replace_last ? op_units(pending_.back()) : 0;
-  RecordedOp &slot = replace_last ? pending_.back() : pending_.emplace_back();
-  slot = std::move(rec);
-  queued(slot, replace_last, replaced_units);
+void Recorder::enqueue(RecordedOp &&rec) {
+  pending_.push_back(std::move(rec));
+  queued(pending_.back(), false, 0);
 }
 
 void Recorder::queued(RecordedOp &rec, bool replace_last, double replaced_units) {
@@ -149,7 +147,7 @@ void Recorder::record_standalone(std::shared_ptr<const StandaloneKernel> kernel,
   rec.space.count = elements;
   rec.standalone = std::move(kernel);
   fences_.note_standalone(stats_.ops_recorded);
-  enqueue(std::move(rec), false);
+  enqueue(std::move(rec));
 }
 
 bool Recorder::supported(npvk_op op, const npvk_dtype *dtypes, uint32_t count,

@@ -77,11 +77,13 @@ class Recorder {
   // What every recorded op does before it is queued: makes its operands'
   // memory resident and tells managed memory which it reads and writes.
   void prepare(const View *const *operands, uint32_t n, uint32_t nin);
-  // Queues `rec` (replacing the last queued op for a merged row), marking
-  // mirrored outputs as newer on the device.
-  void enqueue(RecordedOp &&rec, bool replace_last);
-  // The op just written into the queue's last place: stamps it, and flushes
-  // when the queue is full.
+  // Queues `rec` at the end (a standalone kernel; record() fills its ops in
+  // their queue place itself).
+  void enqueue(RecordedOp &&rec);
+  // The op just written into the queue's last place, new or replacing the
+  // queued op of a merged row (which weighed `replaced_units`): stamps it,
+  // marks mirrored outputs as newer on the device, and flushes when the
+  // queue is full.
   void queued(RecordedOp &rec, bool replace_last, double replaced_units);
   void record_standalone(std::shared_ptr<const StandaloneKernel> kernel, KernelSpec spec,
                          OperandViews operands, std::vector<int64_t> lo, std::vector<int64_t> hi,
